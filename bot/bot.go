@@ -13,7 +13,7 @@ type Request struct {
 	Platform string // "slack", "discord", "http", "cli"
 	Tenant   string // Slack team / Discord guild; "" for DMs without one
 	Channel  string
-	Thread   string // conversation key within Channel; "" starts a new conversation keyed by the reply
+	Thread   string // conversation key within Channel (Slack thread ts, Discord thread id); "" is a one-off with no history
 	User     string // platform user id (the only personal data stored)
 	Text     string // raw text: bot strips mentions (<@U123>, <@!123>) and markup itself
 	Selected string // selected-text mode: answer about this passage only
@@ -97,3 +97,19 @@ type Click struct {
 	Comment  string // optional feedback comment
 	EventID  string // for exactly-once handling; "" disables dedup
 }
+
+// The adapters call these methods of *Bot; keep their signatures stable:
+//
+//	func (b *Bot) Ask(ctx context.Context, req Request, onDelta func(text string)) Reply
+//	    answers a question; never fails: errors become KindError replies. onDelta (may be
+//	    nil) receives the answer text so far as it is generated, for progressive display.
+//	func (b *Bot) Act(ctx context.Context, c Click) Reply
+//	    handles a button; unknown or expired answer ids give a polite KindNotice.
+//	func (b *Bot) Following(ctx context.Context, platform, channel, thread string) bool
+//	    reports whether footnote holds a conversation in that thread, so adapters can treat
+//	    untagged messages there as follow-ups.
+//	func (b *Bot) Claim(ctx context.Context, key string) bool
+//	    records a platform delivery id once; false when it was already claimed (by this or
+//	    another process sharing the state store).
+//	func (b *Bot) Documents(ctx context.Context) int
+//	    how many documents the default corpus holds, for "Searching 12 papers…".

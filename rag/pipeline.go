@@ -1,0 +1,87 @@
+package rag
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+)
+
+// Config assembles a Pipeline. Zero values are documented per field.
+type Config struct {
+	Searcher Searcher // required
+	// Embedders are the dense models; empty means BM25 only.
+	Embedders []Embedder
+	// Sparse returns the BM25 query encoder for the current corpus statistics; it is called
+	// once per question so that a re-index is seen without a restart. Nil disables BM25.
+	Sparse func(ctx context.Context) (SparseEncoder, error)
+	// Reranker is the cross-encoder; nil keeps the fused order and skips the score cut.
+	Reranker Reranker
+	// Generator writes answers; nil means extractive answers.
+	Generator Generator
+
+	Candidates int     // per retriever; zero means 20
+	RerankTop  int     // fused candidates sent to the reranker; zero means 10
+	TopK       int     // sources kept after the cut; zero means 5
+	MinScore   float64 // reranker probability below which a candidate is dropped; zero means 0.2
+	MaxGap     float64 // stop at a drop larger than this between neighbours; zero means 0.35
+	Fusion     Fusion  // zero means RRF with k = 60
+
+	ContextTokens int     // prompt budget for sources; zero means 4000
+	Temperature   float64 // zero means 0.1
+	MaxTokens     int     // zero means 1024
+	// CountTokens counts tokens for the context budget; nil approximates 4 chars per token.
+	CountTokens func(string) int
+
+	Logger *slog.Logger // nil discards
+}
+
+// Pipeline answers questions over one corpus. It is safe for concurrent use.
+type Pipeline struct {
+	cfg Config
+	log *slog.Logger
+}
+
+// New validates cfg and fills its defaults.
+func New(cfg Config) (*Pipeline, error) {
+	if cfg.Searcher == nil {
+		return nil, errors.New("rag: Config.Searcher is required")
+	}
+	if cfg.Candidates == 0 {
+		cfg.Candidates = 20
+	}
+	if cfg.RerankTop == 0 {
+		cfg.RerankTop = 10
+	}
+	if cfg.TopK == 0 {
+		cfg.TopK = 5
+	}
+	if cfg.MinScore == 0 {
+		cfg.MinScore = 0.2
+	}
+	if cfg.MaxGap == 0 {
+		cfg.MaxGap = 0.35
+	}
+	if cfg.Fusion.Method == "" {
+		cfg.Fusion.Method = "rrf"
+	}
+	if cfg.Fusion.K == 0 {
+		cfg.Fusion.K = 60
+	}
+	if cfg.ContextTokens == 0 {
+		cfg.ContextTokens = 4000
+	}
+	if cfg.Temperature == 0 {
+		cfg.Temperature = 0.1
+	}
+	if cfg.MaxTokens == 0 {
+		cfg.MaxTokens = 1024
+	}
+	if cfg.CountTokens == nil {
+		cfg.CountTokens = func(s string) int { return (len(s) + 3) / 4 }
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Pipeline{cfg: cfg, log: log}, nil
+}

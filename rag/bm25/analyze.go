@@ -1,0 +1,105 @@
+package bm25
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/clipperhouse/uax29/v2/words"
+	"github.com/kljensen/snowball/english"
+	"golang.org/x/text/unicode/norm"
+)
+
+// Analyze splits text into BM25 terms:
+//   - Unicode word segmentation (UAX #29), so "state-of-the-art" gives four words,
+//     "3.14" and "it's" stay whole, and each CJK ideograph is its own word;
+//   - tokens without a letter or a digit (spaces, punctuation, symbols) are dropped;
+//   - compatibility folding and accent removal ("ﬁ" → "fi", "Café" → "cafe"), lowercase;
+//   - English stopwords removed (Snowball's list), possessive "'s" ignored for that test;
+//   - Snowball English stemming of purely Latin words ("layers" → "layer",
+//     "attention" → "attent"); numbers and other scripts are kept as they are.
+func Analyze(text string) []string {
+	var out []string
+	it := words.FromString(text)
+	for it.Next() {
+		if t := term(it.Value()); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// term normalises one segmented word; "" means drop it.
+func term(tok string) string {
+	if !hasAlnum(tok) {
+		return ""
+	}
+	tok = fold(tok)
+	tok = strings.ToLower(tok)
+	// The typographic apostrophe is common in PDFs; the stemmer expects ASCII.
+	tok = strings.ReplaceAll(tok, "’", "'")
+	base := strings.TrimSuffix(tok, "'s")
+	if english.IsStopWord(base) || english.IsStopWord(tok) {
+		return ""
+	}
+	if latinWord(tok) {
+		tok = english.Stem(tok, false)
+	}
+	tok = strings.Trim(tok, "'")
+	if !hasAlnum(tok) {
+		return ""
+	}
+	return tok
+}
+
+func hasAlnum(s string) bool {
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsNumber(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// latinWord reports whether s is ASCII letters (and apostrophes): the Snowball English
+// stemmer is only meaningful there; it would mangle numbers and other scripts.
+func latinWord(s string) bool {
+	letters := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z':
+			letters = true
+		case c == '\'':
+		default:
+			return false
+		}
+	}
+	return letters
+}
+
+// fold applies compatibility decomposition (ligatures, full-width forms, superscripts) and
+// strips combining diacritical marks (U+0300–U+036F), so accented and unaccented spellings
+// meet. Marks of other scripts are kept: they are letters' parts there, not accents.
+func fold(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return s
+	}
+	d := norm.NFKD.String(s)
+	var b strings.Builder
+	b.Grow(len(d))
+	for _, r := range d {
+		if r >= 0x300 && r <= 0x36F {
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return norm.NFC.String(b.String())
+}

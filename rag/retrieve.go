@@ -1,0 +1,254 @@
+package rag
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// Retrieval is the evidence found for one query.
+type Retrieval struct {
+	Query  string `json:"query"`  // the standalone query that was searched
+	Method string `json:"method"` // canonical method name, e.g. "hybrid" or "dense:bge_small_en_v1_5"
+	// Hits are the candidates kept after the cut, best first: at most TopK. Empty when the
+	// error wraps ErrNoEvidence.
+	Hits []Scored `json:"hits"`
+	// Candidates are every candidate the cut chose from, best first: the reranked top
+	// RerankTop, or without a reranker the fused list. Hits is a prefix of it; the rest
+	// backs "More sources".
+	Candidates []Scored `json:"candidates"`
+	// Reranked reports whether the cross-encoder scored the candidates: Scored.Rerank is then
+	// a probability; otherwise it is zero and only Hit.Score (the fused score) is set.
+	Reranked bool    `json:"reranked"`
+	Timings  Timings `json:"timings"` // Embed, Search, Rerank and Total are set
+}
+
+// Retrieve finds the evidence for q.Text, which must already be a standalone query (Ask
+// condenses follow-ups first); q.History and q.Selected are ignored.
+//
+// Steps: embed the query with every dense model the method needs (concurrently, together
+// with the BM25 query encoding), one Searcher.Search with all retrievers (the store fuses
+// them as Config.Fusion says, Config.Candidates per retriever), rerank the fused top
+// Config.RerankTop in one Reranker call, then cut: candidates sorted by rerank probability
+// are kept while the probability is at least Config.MinScore and the drop from the previous
+// kept candidate is at most Config.MaxGap, at most q.TopK (else Config.TopK).
+//
+// When nothing survives the cut (or the store returns nothing) the error wraps
+// ErrNoEvidence and the Retrieval still carries Candidates and Timings: the caller answers
+// Refusal. Without a reranker there is no score cut — the first TopK fused hits are kept —
+// so the only refusal is an empty search result.
+//
+// Errors name their stage ("embed query: …", "search: …", "rerank: …"); an unknown method
+// wraps ErrUnknownMethod, a method whose dense model is not configured ErrModelMissing.
+func (p *Pipeline) Retrieve(ctx context.Context, q Question) (Retrieval, error) {
+	start := time.Now()
+	r := Retrieval{Query: strings.TrimSpace(q.Text)}
+	if r.Query == "" {
+		return r, errors.New("retrieve: empty query")
+	}
+	pl, err := p.resolve(q.Method)
+	if err != nil {
+		return r, err
+	}
+	r.Method = pl.method
+	topK := q.TopK
+	if topK <= 0 {
+		topK = p.cfg.TopK
+	}
+	fail := func(err error) (Retrieval, error) {
+		r.Timings.Total = time.Since(start)
+		return r, err
+	}
+
+	t := time.Now()
+	req, err := p.encodeQuery(ctx, pl, r.Query)
+	r.Timings.Embed = time.Since(t)
+	if err != nil {
+		return fail(err)
+	}
+	req.Filter = q.Filter
+
+	var hits []Hit
+	if len(req.Dense) > 0 || req.Sparse != nil {
+		if err := ctx.Err(); err != nil {
+			return fail(fmt.Errorf("search: %w", err))
+		}
+		t = time.Now()
+		hits, err = p.cfg.Searcher.Search(ctx, req)
+		r.Timings.Search = time.Since(t)
+		if err != nil {
+			return fail(fmt.Errorf("search: %w", err))
+		}
+	}
+
+	if p.cfg.Reranker == nil || len(hits) == 0 {
+		r.Candidates = make([]Scored, len(hits))
+		for i, h := range hits {
+			r.Candidates[i] = Scored{Hit: h}
+		}
+		r.Hits = r.Candidates[:min(topK, len(r.Candidates))]
+	} else {
+		if err := ctx.Err(); err != nil {
+			return fail(fmt.Errorf("rerank: %w", err))
+		}
+		t = time.Now()
+		r.Candidates, err = p.rerank(ctx, r.Query, hits[:min(p.cfg.RerankTop, len(hits))])
+		r.Timings.Rerank = time.Since(t)
+		if err != nil {
+			return fail(fmt.Errorf("rerank: %w", err))
+		}
+		r.Reranked = true
+		r.Hits = Cut(r.Candidates, p.cfg.MinScore, p.cfg.MaxGap, topK)
+	}
+	r.Timings.Total = time.Since(start)
+	p.log.DebugContext(ctx, "retrieved", "method", r.Method, "candidates", len(r.Candidates),
+		"kept", len(r.Hits), "embed", r.Timings.Embed, "search", r.Timings.Search,
+		"rerank", r.Timings.Rerank)
+	if len(r.Hits) == 0 {
+		return r, fmt.Errorf("retrieve %s: %w", r.Method, ErrNoEvidence)
+	}
+	return r, nil
+}
+
+// encodeQuery embeds the query with every dense model of the plan and encodes it for BM25,
+// concurrently, and builds the search request. An all-stopword query has an empty BM25
+// vector; that retriever is then left out rather than searched for nothing.
+func (p *Pipeline) encodeQuery(ctx context.Context, pl retrievalPlan, query string) (SearchRequest, error) {
+	req := SearchRequest{
+		Dense: make([]DenseQuery, len(pl.dense)),
+		// The fused list must be long enough to feed the reranker and fill TopK.
+		Limit:  max(p.cfg.Candidates, p.cfg.RerankTop, p.cfg.TopK),
+		Fusion: p.cfg.Fusion,
+	}
+	var sparse SparseVector
+	g, gctx := errgroup.WithContext(ctx)
+	for i, idx := range pl.dense {
+		e := p.cfg.Embedders[idx]
+		g.Go(func() error {
+			v, err := e.EmbedQuery(gctx, query)
+			if err != nil {
+				return fmt.Errorf("embed query: %s: %w", e.Info().Name, err)
+			}
+			if len(v) == 0 {
+				return fmt.Errorf("embed query: %s: empty vector", e.Info().Name)
+			}
+			req.Dense[i] = DenseQuery{Model: e.Info().Name, Vector: v}
+			return nil
+		})
+	}
+	if pl.sparse {
+		g.Go(func() error {
+			enc, err := p.cfg.Sparse(gctx)
+			if err != nil {
+				return fmt.Errorf("embed query: bm25: %w", err)
+			}
+			sparse = enc.EncodeQuery(query)
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return req, err
+	}
+	if pl.sparse && len(sparse.Indices) > 0 {
+		req.Sparse = &sparse
+	}
+	if req.Fusion.Method == "weighted" {
+		// Weights are configured for the full hybrid set: one per dense model in
+		// configuration order, then BM25. Pick the ones this request's retrievers use.
+		w, err := p.weightsFor(pl, req.Sparse != nil)
+		if err != nil {
+			return req, err
+		}
+		req.Fusion.Weights = w
+	}
+	return req, nil
+}
+
+// weightsFor selects the configured fusion weights of the retrievers a plan searches.
+func (p *Pipeline) weightsFor(pl retrievalPlan, sparse bool) ([]float64, error) {
+	all := p.cfg.Fusion.Weights
+	n := len(p.cfg.Embedders)
+	if p.cfg.Sparse != nil {
+		n++
+	}
+	if len(all) != n {
+		return nil, fmt.Errorf("search: weighted fusion needs %d weights (one per dense model, then bm25), got %d", n, len(all))
+	}
+	var w []float64
+	for _, i := range pl.dense {
+		w = append(w, all[i])
+	}
+	if sparse {
+		w = append(w, all[len(p.cfg.Embedders)])
+	}
+	return w, nil
+}
+
+// rerank scores hits with the cross-encoder in one call and returns them by descending
+// probability; equal probabilities keep the fused order.
+func (p *Pipeline) rerank(ctx context.Context, query string, hits []Hit) ([]Scored, error) {
+	passages := make([]string, len(hits))
+	for i, h := range hits {
+		passages[i] = rerankPassage(h.Chunk)
+	}
+	scores, err := p.cfg.Reranker.Score(ctx, query, passages)
+	if err != nil {
+		return nil, err
+	}
+	if len(scores) != len(hits) {
+		return nil, fmt.Errorf("%d scores for %d passages", len(scores), len(hits))
+	}
+	out := make([]Scored, len(hits))
+	for i, h := range hits {
+		out[i] = Scored{Hit: h, Rerank: scores[i]}
+	}
+	slices.SortStableFunc(out, func(a, b Scored) int {
+		switch {
+		case a.Rerank > b.Rerank:
+			return -1
+		case a.Rerank < b.Rerank:
+			return 1
+		}
+		return 0
+	})
+	return out, nil
+}
+
+// rerankPassage is what the cross-encoder reads for a chunk: its innermost section heading
+// and its text. The heading often carries the topic words a passage only implies
+// ("3.2.2 Multi-Head Attention"), which helps the cross-encoder judge it.
+func rerankPassage(c Chunk) string {
+	if len(c.Section) == 0 {
+		return c.Text
+	}
+	h := c.Section[len(c.Section)-1]
+	if strings.HasPrefix(c.Text, h) {
+		return c.Text
+	}
+	return h + "\n" + c.Text
+}
+
+// Cut keeps the candidates worth citing from a list sorted by descending Rerank: it stops
+// at the first candidate below minScore, at the first drop larger than maxGap from the
+// previous candidate, and after topK candidates. It returns a prefix of cands.
+//
+// The gap rule keeps one strong passage from being padded with weak ones: probabilities
+// 0.97, 0.91, 0.34 keep two, because the evidence falls off a cliff after the second.
+func Cut(cands []Scored, minScore, maxGap float64, topK int) []Scored {
+	n := 0
+	for i, c := range cands {
+		if n >= topK || c.Rerank < minScore {
+			break
+		}
+		if i > 0 && cands[i-1].Rerank-c.Rerank > maxGap {
+			break
+		}
+		n++
+	}
+	return cands[:n]
+}

@@ -1,0 +1,419 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+
+	"github.com/footnote-dev/footnote/bot"
+)
+
+// The behaviour below is shared by Socket Mode and HTTP mode: each transport acknowledges the
+// delivery first and then calls these in the background (spawn).
+
+// question is one human message footnote answers.
+type question struct {
+	team, channel, user, text string
+	ts                        string // the message itself
+	thread                    string // where the answer goes and the conversation key
+	eventID                   string
+}
+
+// onEvent handles an Events API callback.
+func (a *Adapter) onEvent(ctx context.Context, ev slackevents.EventsAPIEvent) {
+	eventID := ""
+	if cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent); ok {
+		eventID = cb.EventID
+	}
+	switch e := ev.InnerEvent.Data.(type) {
+	case *slackevents.AppMentionEvent:
+		// Bots (including footnote itself) and edits re-send app_mention: answer humans' new
+		// messages only.
+		if e.BotID != "" || e.Edited != nil || e.User == "" {
+			return
+		}
+		a.ask(ctx, question{team: ev.TeamID, channel: e.Channel, user: e.User, text: e.Text,
+			ts: e.TimeStamp, thread: firstNonEmpty(e.ThreadTimeStamp, e.TimeStamp), eventID: eventID})
+	case *slackevents.MessageEvent:
+		if !humanMessage(e) {
+			return
+		}
+		q := question{team: ev.TeamID, channel: e.Channel, user: e.User, text: e.Text,
+			ts: e.TimeStamp, thread: firstNonEmpty(e.ThreadTimeStamp, e.TimeStamp), eventID: eventID}
+		switch {
+		case e.ChannelType == "im":
+			// In a DM every message is a question; its thread keeps the conversation.
+			a.ask(ctx, q)
+		case e.ThreadTimeStamp != "" && e.ThreadTimeStamp != e.TimeStamp:
+			if a.cfg.RequireMention != nil && a.cfg.RequireMention(e.Channel) {
+				return // the app_mention event answers tagged messages
+			}
+			if !a.core.Following(ctx, Platform, e.Channel, e.ThreadTimeStamp) {
+				return
+			}
+			a.ask(ctx, q)
+		}
+	}
+}
+
+// humanMessage reports whether a message event is a new message written by a person.
+func humanMessage(e *slackevents.MessageEvent) bool {
+	if e.BotID != "" || e.User == "" {
+		return false // bot messages, footnote's own answers among them
+	}
+	switch e.SubType {
+	case "", "thread_broadcast", "file_share":
+		return true
+	default: // message_changed, message_deleted, bot_message, channel_join …
+		return false
+	}
+}
+
+// ask answers a message in its thread, once.
+func (a *Adapter) ask(ctx context.Context, q question) {
+	if q.eventID != "" && !a.core.Claim(ctx, "slack:event:"+q.eventID) {
+		a.log.Info("duplicate event ignored", logEventID, q.eventID)
+		return
+	}
+	// A message that mentions footnote arrives twice, as app_mention and as message, with
+	// different event ids: the message's own ts decides which one answers.
+	if !a.core.Claim(ctx, "slack:msg:"+q.channel+":"+q.ts) {
+		return
+	}
+	req := bot.Request{Platform: Platform, Tenant: q.team, Channel: q.channel, Thread: q.thread, User: q.user, Text: q.text}
+	a.answer(ctx, q.channel, q.thread, req)
+}
+
+// onCommand handles /ask.
+func (a *Adapter) onCommand(ctx context.Context, cmd slack.SlashCommand) {
+	if cmd.TriggerID != "" && !a.core.Claim(ctx, "slack:cmd:"+cmd.TriggerID) {
+		return
+	}
+	text := strings.TrimSpace(cmd.Text)
+	req := bot.Request{Platform: Platform, Tenant: cmd.TeamID, Channel: cmd.ChannelID, User: cmd.UserID, Text: text}
+	if text == "" {
+		a.sendEphemeral(ctx, cmd.ChannelID, cmd.UserID, "", a.core.Ask(ctx, req, nil))
+		return
+	}
+	if a.cfg.Private != nil && a.cfg.Private(cmd.ChannelID) {
+		req.Private = true
+		a.sendEphemeral(ctx, cmd.ChannelID, cmd.UserID, "", withShare(a.core.Ask(ctx, req, nil)))
+		return
+	}
+	qts, err := a.post(ctx, cmd.ChannelID, "", askedMessage(cmd.UserID, text))
+	if err != nil {
+		a.logAPI(err, cmd.ChannelID, "step", "post question")
+		// The channel may not have footnote in it: answer only the asker.
+		req.Private = true
+		a.sendEphemeral(ctx, cmd.ChannelID, cmd.UserID, "", a.core.Ask(ctx, req, nil))
+		return
+	}
+	req.Thread = qts
+	a.answer(ctx, cmd.ChannelID, qts, req)
+}
+
+// withShare makes sure a private answer offers Share with channel.
+func withShare(r bot.Reply) bot.Reply {
+	if r.Kind != bot.KindAnswer || r.AnswerID == "" {
+		return r
+	}
+	for _, act := range r.Actions {
+		if act.Kind == bot.ActShare {
+			return r
+		}
+	}
+	r.Actions = append(slices.Clone(r.Actions), bot.Action{Kind: bot.ActShare, AnswerID: r.AnswerID})
+	return r
+}
+
+// askedMessage is "*<@U1> asked:* question", the question /ask posts for everyone to see.
+func askedMessage(user, text string) message {
+	body := "*<@" + user + "> asked:* " + escapeText(text)
+	return textMessage(truncate(body, maxSectionText), truncate(text, maxMessageText))
+}
+
+// answer posts a placeholder in the thread, streams the answer into it and replaces it with
+// the rendered reply (further messages follow in the thread when the answer is long).
+func (a *Adapter) answer(ctx context.Context, channel, thread string, req bot.Request) {
+	pts, err := a.post(ctx, channel, thread, a.placeholder(ctx))
+	if err != nil {
+		a.logAPI(err, channel, "step", "post placeholder")
+		return
+	}
+	s := a.stream(ctx, channel, pts)
+	reply := a.core.Ask(ctx, req, s.delta)
+	s.stop()
+	if reply.Kind == bot.KindDuplicate {
+		err := a.retry(ctx, "chat.delete", func() error {
+			_, _, err := a.api.DeleteMessageContext(ctx, channel, pts)
+			return err
+		})
+		if err != nil {
+			a.logAPI(err, channel, "step", "delete placeholder")
+		}
+		return
+	}
+	a.log.Info("answered", logChannel, channel, logKind, reply.Kind, "request_id", reply.RequestID, "elapsed", reply.Elapsed)
+	msgs := render(reply)
+	if err := a.update(ctx, channel, pts, msgs[0]); err != nil {
+		a.logAPI(err, channel, "step", "update placeholder", "request_id", reply.RequestID)
+		// Say so where the placeholder is rather than leave "Searching…" forever.
+		_ = a.update(ctx, channel, pts, textMessage("Sorry, I could not display this answer.", "footnote"))
+		return
+	}
+	for _, m := range msgs[1:] {
+		if _, err := a.post(ctx, channel, thread, m); err != nil {
+			a.logAPI(err, channel, "step", "post continuation", "request_id", reply.RequestID)
+			return
+		}
+	}
+}
+
+// sendEphemeral shows a reply to one user only.
+func (a *Adapter) sendEphemeral(ctx context.Context, channel, user, thread string, r bot.Reply) {
+	if r.Kind == bot.KindDuplicate {
+		return
+	}
+	for _, m := range render(r) {
+		if err := a.ephemeral(ctx, channel, user, thread, m); err != nil {
+			a.logAPI(err, channel, "step", "post ephemeral", "request_id", r.RequestID)
+			return
+		}
+	}
+}
+
+// streamer shows the answer as it is generated, with at most one chat.update per
+// UpdateInterval; updates never block generation.
+type streamer struct {
+	mu     sync.Mutex
+	text   string
+	signal chan struct{}
+	done   chan struct{}
+	wg     sync.WaitGroup
+}
+
+func (a *Adapter) stream(ctx context.Context, channel, ts string) *streamer {
+	s := &streamer{signal: make(chan struct{}, 1), done: make(chan struct{})}
+	if a.cfg.UpdateInterval < 0 {
+		return s
+	}
+	s.wg.Go(func() {
+		for {
+			select {
+			case <-s.done:
+				return
+			case <-s.signal:
+			}
+			s.mu.Lock()
+			text := s.text
+			s.mu.Unlock()
+			m := textMessage(truncateWords(Mrkdwn(text), sectionBudget-2)+" …", text)
+			// A progressive update is best effort: no 429 retries, the final update follows.
+			if _, _, _, err := a.api.UpdateMessageContext(ctx, channel, ts, slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...)); err != nil {
+				a.log.Warn("progressive update", logChannel, channel, logErr, err)
+			}
+			t := time.NewTimer(a.cfg.UpdateInterval)
+			select {
+			case <-s.done:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
+	})
+	return s
+}
+
+func (s *streamer) delta(text string) {
+	if strings.TrimSpace(text) == "" {
+		return
+	}
+	s.mu.Lock()
+	s.text = text
+	s.mu.Unlock()
+	select {
+	case s.signal <- struct{}{}:
+	default:
+	}
+}
+
+// stop ends progressive updates and waits for one in flight, so the final update comes last.
+func (s *streamer) stop() {
+	close(s.done)
+	s.wg.Wait()
+}
+
+// Interactions.
+
+const (
+	feedbackCallbackID = "footnote_feedback"
+	commentBlockID     = "footnote_comment"
+	commentActionID    = "comment"
+)
+
+// feedbackMeta travels in the modal's private_metadata (3,000 chars at most) from the 👎 click
+// to the view submission.
+type feedbackMeta struct {
+	Value     string `json:"v"`
+	Channel   string `json:"c"`
+	Thread    string `json:"t,omitempty"`
+	Ephemeral bool   `json:"e,omitempty"`
+}
+
+// target is where an interaction's reply goes.
+type target struct {
+	channel, thread, user, team string
+	ephemeral                   bool
+}
+
+func interactionTarget(cb slack.InteractionCallback) target {
+	t := target{
+		channel:   firstNonEmpty(cb.Container.ChannelID, cb.Channel.ID),
+		thread:    firstNonEmpty(cb.Container.ThreadTs, cb.Message.ThreadTimestamp, cb.Container.MessageTs, cb.Message.Timestamp),
+		user:      cb.User.ID,
+		team:      firstNonEmpty(cb.Team.ID, cb.User.TeamID),
+		ephemeral: cb.Container.IsEphemeral,
+	}
+	return t
+}
+
+// onInteraction handles button clicks and the feedback modal's submission.
+func (a *Adapter) onInteraction(ctx context.Context, cb slack.InteractionCallback) {
+	switch cb.Type {
+	case slack.InteractionTypeBlockActions:
+		t := interactionTarget(cb)
+		for _, ba := range cb.ActionCallback.BlockActions {
+			if !strings.HasPrefix(ba.ActionID, "footnote_") {
+				continue
+			}
+			value := ba.Value
+			if value == "" {
+				value = ba.SelectedOption.Value
+			}
+			act, err := decodeAction(value)
+			if err != nil {
+				a.log.Warn("undecodable action", "action_id", ba.ActionID, logErr, err)
+				continue
+			}
+			if cb.TriggerID != "" && !a.core.Claim(ctx, "slack:act:"+cb.TriggerID+":"+ba.ActionID) {
+				continue
+			}
+			if act.Kind == bot.ActFeedbackDown && a.openFeedback(ctx, cb.TriggerID, value, t) {
+				continue // the click arrives with its comment when the modal is submitted
+			}
+			a.click(ctx, t, bot.Click{Action: act, Platform: Platform, Tenant: t.team, Channel: t.channel, User: t.user})
+		}
+	case slack.InteractionTypeViewSubmission:
+		if cb.View.CallbackID != feedbackCallbackID {
+			return
+		}
+		var meta feedbackMeta
+		if err := json.Unmarshal([]byte(cb.View.PrivateMetadata), &meta); err != nil {
+			a.log.Warn("feedback modal metadata", logErr, err)
+			return
+		}
+		act, err := decodeAction(meta.Value)
+		if err != nil {
+			a.log.Warn("feedback modal action", logErr, err)
+			return
+		}
+		if !a.core.Claim(ctx, "slack:view:"+cb.View.ID+":"+cb.View.Hash) {
+			return
+		}
+		comment := ""
+		if v, ok := cb.View.State.Values[commentBlockID][commentActionID]; ok {
+			comment = strings.TrimSpace(v.Value)
+		}
+		t := target{channel: meta.Channel, thread: meta.Thread, user: cb.User.ID, team: firstNonEmpty(cb.Team.ID, cb.User.TeamID), ephemeral: meta.Ephemeral}
+		a.click(ctx, t, bot.Click{Action: act, Platform: Platform, Tenant: t.team, Channel: t.channel, User: t.user, Comment: comment})
+	}
+}
+
+// click passes a click to the core and shows its reply: sources in the thread, notices (such as
+// "thanks for the feedback") to the clicking user only, shared answers to the channel.
+func (a *Adapter) click(ctx context.Context, t target, c bot.Click) {
+	r := a.core.Act(ctx, c)
+	switch {
+	case r.Kind == bot.KindDuplicate:
+		return
+	case c.Action.Kind == bot.ActShare && r.Kind == bot.KindAnswer:
+		r.Private = false
+		qts, err := a.post(ctx, t.channel, "", sharedMessage(t.user, r.Question))
+		if err != nil {
+			a.logAPI(err, t.channel, "step", "post shared question")
+			return
+		}
+		for _, m := range render(r) {
+			if _, err := a.post(ctx, t.channel, qts, m); err != nil {
+				a.logAPI(err, t.channel, "step", "post shared answer")
+				return
+			}
+		}
+	case t.ephemeral || r.Private || r.Kind != bot.KindSource && r.Kind != bot.KindSources && r.Kind != bot.KindAnswer:
+		a.sendEphemeral(ctx, t.channel, t.user, t.thread, r)
+	default:
+		for _, m := range render(r) {
+			if _, err := a.post(ctx, t.channel, t.thread, m); err != nil {
+				a.logAPI(err, t.channel, "step", "post click reply", "request_id", r.RequestID)
+				return
+			}
+		}
+	}
+}
+
+func sharedMessage(user, question string) message {
+	body := "*<@" + user + "> shared an answer*"
+	if question != "" {
+		body += ": " + escapeText(question)
+	}
+	return textMessage(truncate(body, maxSectionText), truncate(firstNonEmpty(question, "Shared answer"), maxMessageText))
+}
+
+// openFeedback opens the 👎 modal; false when it could not be opened (the trigger id lives 3 s).
+func (a *Adapter) openFeedback(ctx context.Context, triggerID, value string, t target) bool {
+	if triggerID == "" {
+		return false
+	}
+	meta, _ := json.Marshal(feedbackMeta{Value: value, Channel: t.channel, Thread: t.thread, Ephemeral: t.ephemeral})
+	input := slack.NewPlainTextInputBlockElement(plainText("What was wrong or missing?"), commentActionID)
+	input.Multiline = true
+	input.MaxLength = 2000
+	in := slack.NewInputBlock(commentBlockID, plainText("Comment (optional)"), nil, input)
+	in.Optional = true
+	view := slack.ModalViewRequest{
+		Type:            slack.VTModal,
+		Title:           plainText("Answer feedback"),
+		Submit:          plainText("Send"),
+		Close:           plainText("Cancel"),
+		CallbackID:      feedbackCallbackID,
+		PrivateMetadata: string(meta),
+		Blocks: slack.Blocks{BlockSet: []slack.Block{
+			mrkdwnSection("Thanks for flagging this answer. A comment helps us fix it."),
+			in,
+		}},
+	}
+	err := a.retry(ctx, "views.open", func() error {
+		_, err := a.api.OpenViewContext(ctx, triggerID, view)
+		return err
+	})
+	if err != nil {
+		a.logAPI(err, t.channel, "step", "open feedback modal")
+		return false
+	}
+	return true
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

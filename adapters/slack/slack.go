@@ -1,0 +1,290 @@
+// Package slack is footnote's Slack adapter: /ask, mentions, DMs and thread follow-ups,
+// over Socket Mode (Run) or the Events API over HTTP (Handler). It turns Slack payloads into
+// bot Requests and Clicks and renders bot Replies as Block Kit. It is the only package that
+// imports github.com/slack-go/slack.
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/footnote-dev/footnote/bot"
+)
+
+// Core is the part of *bot.Bot the adapter calls.
+type Core interface {
+	// Ask answers a question and never fails: errors come back as KindError replies. onDelta
+	// receives the answer text generated so far.
+	Ask(ctx context.Context, req bot.Request, onDelta func(text string)) bot.Reply
+	// Act handles a button press or a feedback comment.
+	Act(ctx context.Context, c bot.Click) bot.Reply
+	// Following reports whether footnote holds a conversation in the thread.
+	Following(ctx context.Context, platform, channel, thread string) bool
+	// Claim records a delivery key once; false when it was claimed before.
+	Claim(ctx context.Context, key string) bool
+	// Documents is the number of documents searched, for "Searching 12 papers…".
+	Documents(ctx context.Context) int
+}
+
+// Platform is the bot.Request.Platform of Slack requests.
+const Platform = "slack"
+
+// Log attribute keys.
+const (
+	logChannel = "channel"
+	logEventID = "event_id"
+	logMethod  = "method"
+	logErr     = "err"
+	logKind    = "kind"
+)
+
+// Config configures an Adapter.
+type Config struct {
+	// BotToken is the bot user OAuth token (xoxb-…). Required.
+	BotToken string
+	// AppToken is the app-level token (xapp-…, scope connections:write) Run needs for Socket
+	// Mode. Empty means HTTP mode only.
+	AppToken string
+	// SigningSecret verifies HTTP requests from Slack (Handler). Empty makes Handler reject
+	// every request with 401.
+	SigningSecret string
+	// APIURL is the Web API base URL, ending in "/". Empty means https://slack.com/api/.
+	APIURL string
+	// Core answers questions. Required.
+	Core Core
+	// Logger receives the adapter's and slack-go's logs. Nil discards.
+	Logger *slog.Logger
+	// HTTPClient makes Web API calls. Nil means http.DefaultClient.
+	HTTPClient *http.Client
+	// Now is the clock for request signature freshness. Nil means time.Now.
+	Now func() time.Time
+	// RequireMention reports whether a channel only answers messages that mention footnote,
+	// even in threads footnote follows. Nil means follow-ups need no mention anywhere.
+	RequireMention func(channel string) bool
+	// Private reports whether /ask answers in a channel are ephemeral (only the asker sees
+	// them, with a Share with channel button). Nil means public answers everywhere.
+	Private func(channel string) bool
+	// UpdateInterval is the minimum time between progressive chat.update calls while an answer
+	// is generated. Zero means 1s (chat.update is a Tier 3 method, ~50 per minute); negative
+	// disables progressive updates.
+	UpdateInterval time.Duration
+	// AnswerTimeout bounds the work on one event after it was acknowledged. Zero means 3 minutes.
+	AnswerTimeout time.Duration
+	// MaxConcurrent bounds events worked on at once. Zero means 8.
+	MaxConcurrent int
+	// MaxRetries is how often a rate-limited (429) Web API call is retried after Retry-After.
+	// Zero means 3; negative disables retries.
+	MaxRetries int
+}
+
+// Adapter connects Slack to the core.
+type Adapter struct {
+	cfg  Config
+	api  *slack.Client
+	core Core
+	log  *slog.Logger
+	now  func() time.Time
+	sem  chan struct{}
+	wg   sync.WaitGroup
+}
+
+// New validates cfg and returns an Adapter. It performs no I/O.
+func New(cfg Config) (*Adapter, error) {
+	if cfg.BotToken == "" {
+		return nil, errors.New("slack: bot token is required")
+	}
+	if cfg.Core == nil {
+		return nil, errors.New("slack: core is required")
+	}
+	if cfg.AppToken != "" && !strings.HasPrefix(cfg.AppToken, "xapp-") {
+		return nil, errors.New("slack: app token must be an app-level token (xapp-…)")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.UpdateInterval == 0 {
+		cfg.UpdateInterval = time.Second
+	}
+	if cfg.AnswerTimeout == 0 {
+		cfg.AnswerTimeout = 3 * time.Minute
+	}
+	if cfg.MaxConcurrent <= 0 {
+		cfg.MaxConcurrent = 8
+	}
+	if cfg.MaxRetries == 0 {
+		cfg.MaxRetries = 3
+	}
+	log := cfg.Logger.With("component", "slack")
+	opts := []slack.Option{
+		slack.OptionLog(sdkLogger{log}),
+		slack.OptionDebug(log.Enabled(context.Background(), slog.LevelDebug)),
+		slack.OptionOnWarning(func(path string, _ any, w *slack.Warning) {
+			log.Warn("slack api warning", logMethod, path, "warning", w.Warnings, "codes", w.Codes)
+		}),
+	}
+	if cfg.APIURL != "" {
+		u := cfg.APIURL
+		if !strings.HasSuffix(u, "/") {
+			u += "/"
+		}
+		opts = append(opts, slack.OptionAPIURL(u))
+	}
+	if cfg.HTTPClient != nil {
+		opts = append(opts, slack.OptionHTTPClient(cfg.HTTPClient))
+	}
+	if cfg.AppToken != "" {
+		opts = append(opts, slack.OptionAppLevelToken(cfg.AppToken))
+	}
+	return &Adapter{
+		cfg:  cfg,
+		api:  slack.New(cfg.BotToken, opts...),
+		core: cfg.Core,
+		log:  log,
+		now:  cfg.Now,
+		sem:  make(chan struct{}, cfg.MaxConcurrent),
+	}, nil
+}
+
+// Wait blocks until the work on acknowledged events has finished or ctx ends. Call it on
+// shutdown after the HTTP server and Run have stopped taking events.
+func (a *Adapter) Wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { a.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("slack: wait for in-flight answers: %w", ctx.Err())
+	}
+}
+
+// spawn works on an acknowledged event in the background. The work outlives the delivery
+// (an HTTP request ends as soon as it is acknowledged) but not AnswerTimeout.
+func (a *Adapter) spawn(ctx context.Context, what string, fn func(ctx context.Context)) {
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.AnswerTimeout)
+		defer cancel()
+		select {
+		case a.sem <- struct{}{}:
+			defer func() { <-a.sem }()
+		case <-ctx.Done():
+			a.log.Error("event dropped: adapter busy", "what", what)
+			return
+		}
+		fn(ctx)
+	}()
+}
+
+// sdkLogger routes slack-go's logs (debug output only) into slog.
+type sdkLogger struct{ log *slog.Logger }
+
+func (l sdkLogger) Output(_ int, s string) error {
+	l.log.Debug(strings.TrimSpace(s), "source", "slack-go")
+	return nil
+}
+
+// retry calls fn again after Retry-After when Slack answers 429 (*slack.RateLimitedError).
+func (a *Adapter) retry(ctx context.Context, method string, fn func() error) error {
+	for attempt := 0; ; attempt++ {
+		err := fn()
+		if err == nil {
+			return nil
+		}
+		rl, ok := errors.AsType[*slack.RateLimitedError](err)
+		if !ok || attempt >= a.cfg.MaxRetries {
+			return fmt.Errorf("%s: %w", method, err)
+		}
+		wait := max(rl.RetryAfter, time.Second)
+		a.log.Warn("slack rate limited, retrying", logMethod, method, "retry_after", wait, "attempt", attempt+1)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%s: %w", method, ctx.Err())
+		}
+	}
+}
+
+// post posts a message (in a thread when thread is set) and returns its ts.
+func (a *Adapter) post(ctx context.Context, channel, thread string, m message) (string, error) {
+	opts := []slack.MsgOption{slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...)}
+	if thread != "" {
+		opts = append(opts, slack.MsgOptionTS(thread))
+	}
+	var ts string
+	err := a.retry(ctx, "chat.postMessage", func() error {
+		var err error
+		_, ts, err = a.api.PostMessageContext(ctx, channel, opts...)
+		return err
+	})
+	return ts, err
+}
+
+func (a *Adapter) update(ctx context.Context, channel, ts string, m message) error {
+	return a.retry(ctx, "chat.update", func() error {
+		_, _, _, err := a.api.UpdateMessageContext(ctx, channel, ts, slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...))
+		return err
+	})
+}
+
+func (a *Adapter) ephemeral(ctx context.Context, channel, user, thread string, m message) error {
+	opts := []slack.MsgOption{slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...)}
+	if thread != "" {
+		opts = append(opts, slack.MsgOptionTS(thread))
+	}
+	return a.retry(ctx, "chat.postEphemeral", func() error {
+		_, err := a.api.PostEphemeralContext(ctx, channel, user, opts...)
+		return err
+	})
+}
+
+// logAPI logs a failed Web API call with its details; users never see err.Error().
+func (a *Adapter) logAPI(err error, channel string, attrs ...any) {
+	attrs = append(attrs, logChannel, channel, logErr, err)
+	var se slack.SlackErrorResponse
+	if errors.As(err, &se) {
+		attrs = append(attrs, "slack_error", se.Err, "messages", se.ResponseMetadata.Messages)
+	}
+	a.log.Error("slack web api call", attrs...)
+}
+
+// textMessage is a one-section message.
+func textMessage(mrkdwn, fallback string) message {
+	return message{Text: fallback, Blocks: []slack.Block{mrkdwnSection(mrkdwn)}}
+}
+
+func (a *Adapter) placeholder(ctx context.Context) message {
+	n := a.core.Documents(ctx)
+	var s string
+	switch {
+	case n == 1:
+		s = "Searching 1 paper…"
+	case n > 1:
+		s = "Searching " + strconv.Itoa(n) + " papers…"
+	default:
+		s = "Searching…"
+	}
+	return textMessage("_"+s+"_", s)
+}
+
+// discard drains and closes a body.
+func discard(rc io.ReadCloser) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(rc, 1<<20))
+	_ = rc.Close()
+}

@@ -1,0 +1,471 @@
+package rag
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// GeneratorExtractive is Answer.Generator for answers composed from the sources' sentences.
+const GeneratorExtractive = "extractive"
+
+// MethodSelected is Answer.Method in selected-text mode, where nothing is retrieved.
+const MethodSelected = "selected"
+
+// Ask answers q from the indexed documents, streaming the answer text through fn as it is
+// written (fn may be nil). The streamed text already carries the final citation numbers;
+// the returned Answer is authoritative (a model's refusal is replaced by Refusal, and text
+// streamed before a generator failure is followed by the extractive answer).
+//
+// A follow-up (q.History non-empty) is first condensed into a standalone query, by the
+// generator when there is one, else by a rule that carries over the earlier questions' key
+// terms. When retrieval finds no evidence the answer is a refusal: Text == Refusal, no
+// sources, never a guess. Sources cited by earlier turns are offered to the generator as
+// further context. In selected-text mode (q.Selected non-empty) nothing is retrieved: the
+// passage is the only source, [1].
+//
+// Without a generator the answer is extractive. When the generator fails (timeout, HTTP
+// error, connection refused) the answer falls back to extractive with Answer.Note saying
+// so. Errors are returned for an empty question, a retrieval failure other than
+// ErrNoEvidence, a cancelled ctx, and an error from fn (returned as is).
+func (p *Pipeline) Ask(ctx context.Context, q Question, fn func(delta string) error) (Answer, error) {
+	start := time.Now()
+	ans, err := p.ask(ctx, q, fn)
+	ans.Timings.Total = time.Since(start)
+	return ans, err
+}
+
+func (p *Pipeline) ask(ctx context.Context, q Question, fn func(delta string) error) (Answer, error) {
+	if fn == nil {
+		fn = func(string) error { return nil }
+	}
+	q.Text = strings.TrimSpace(q.Text)
+	if q.Text == "" {
+		return Answer{}, errors.New("ask: empty question")
+	}
+	ans := Answer{Question: q.Text, Query: q.Text, Sources: []Source{}}
+
+	if strings.TrimSpace(q.Selected) != "" {
+		ans.Method = MethodSelected
+		src := p.selectedSource(ctx, q)
+		if err := p.respond(ctx, q, q.Text, []Source{src}, 1, true, nil, fn, &ans); err != nil {
+			return ans, err
+		}
+		return ans, nil
+	}
+
+	t := time.Now()
+	query, llmErr := p.condense(ctx, q)
+	ans.Timings.Condense = time.Since(t)
+	if err := ctx.Err(); err != nil {
+		return ans, err
+	}
+	ans.Query = query
+
+	rq := q
+	rq.Text, rq.History = query, nil
+	r, err := p.Retrieve(ctx, rq)
+	ans.Method = r.Method
+	ans.Timings.Embed, ans.Timings.Search, ans.Timings.Rerank = r.Timings.Embed, r.Timings.Search, r.Timings.Rerank
+	if errors.Is(err, ErrNoEvidence) {
+		p.log.Debug("no evidence; refusing", "query", query)
+		return ans, p.refuse(&ans, fn, false)
+	}
+	if err != nil {
+		return ans, fmt.Errorf("ask: %w", err)
+	}
+	if len(r.Hits) == 0 { // a retriever that keeps nothing without saying ErrNoEvidence
+		return ans, p.refuse(&ans, fn, false)
+	}
+
+	cands := hitSources(r.Hits, r.Reranked)
+	cands = append(cands, historySources(q.History, cands)...)
+	if err := p.respond(ctx, q, query, cands, len(r.Hits), r.Reranked, llmErr, fn, &ans); err != nil {
+		return ans, err
+	}
+	if !ans.Refused {
+		ans.More = p.moreSources(r, query, len(ans.Sources))
+	}
+	return ans, nil
+}
+
+// refuse turns ans into the refusal and streams it unless text was streamed already.
+func (p *Pipeline) refuse(ans *Answer, fn func(string) error, streamed bool) error {
+	ans.Refused = true
+	ans.Text = Refusal
+	ans.Sources = []Source{}
+	ans.More = nil
+	ans.Confidence = 0
+	ans.Citations, ans.InvalidCitations = 0, 0
+	if ans.Generator == "" {
+		ans.Generator = GeneratorExtractive
+	}
+	if streamed {
+		return nil
+	}
+	return fn(Refusal)
+}
+
+// respond writes the answer from cands, of which the first primary are this question's
+// evidence (best first) and the rest earlier turns' sources (offered to a generator only,
+// and listed only when cited); scored says whether their scores are probabilities (for
+// the confidence). llmErr is a generator failure seen while condensing: the
+// generator is then not asked again.
+func (p *Pipeline) respond(ctx context.Context, q Question, query string, cands []Source, primary int, scored bool, llmErr error, fn func(string) error, ans *Answer) error {
+	start := time.Now()
+	defer func() { ans.Timings.Generate = time.Since(start) }()
+
+	streamed := false
+	genErr := llmErr
+	if p.cfg.Generator != nil && llmErr == nil {
+		ev := p.fillContext(cands)
+		msgs := buildMessages(q, ev)
+		p.log.Debug("generate", "generator", p.cfg.Generator.Name(), "sources", len(ev), "prompt", msgs[1].Content)
+		res, err := p.generate(ctx, msgs, len(ev), fn)
+		streamed = res.streamed
+		switch {
+		case err == nil:
+			ans.Generator = p.cfg.Generator.Name()
+			if res.refused || isModelRefusal(res.citer.Text(), res.citer.valid) {
+				return p.refuse(ans, fn, streamed)
+			}
+			byN := map[int]Source{}
+			for _, e := range ev {
+				byN[e.src.N] = e.src
+			}
+			p.finish(ans, res.citer, func(n int) Source { return byN[n] }, cands[:primary], query, scored)
+			return nil
+		case ctx.Err() != nil:
+			return ctx.Err()
+		default:
+			var se streamError
+			if errors.As(err, &se) {
+				return se.err
+			}
+			genErr = err
+		}
+	}
+
+	if genErr != nil {
+		ans.Note = fallbackNote(genErr)
+		p.log.Warn("language model failed; answering extractively", "generator", p.cfg.Generator.Name(), "err", genErr)
+	}
+	ans.Generator = GeneratorExtractive
+	text := p.extractive(ctx, query, cands[:primary])
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if text == "" {
+		note := ans.Note
+		err := p.refuse(ans, fn, streamed)
+		ans.Note = note
+		return err
+	}
+	c, _ := citeText(text, min(primary, extractiveChunks))
+	if streamed {
+		if err := fn("\n\n"); err != nil {
+			return err
+		}
+	}
+	// Stream sentence by sentence, as a generator would.
+	sents := splitSentences(c.Text())
+	for i, s := range sents {
+		if i > 0 {
+			s = " " + s
+		}
+		if err := fn(s); err != nil {
+			return err
+		}
+	}
+	p.finish(ans, c, func(n int) Source { return cands[n-1] }, cands[:primary], query, scored)
+	return nil
+}
+
+// finish fills the answer's text, sources, counts and confidence from a completed citer.
+// Sources are the cited ones in citation order (source(n) maps a prompt number to its
+// source), then the uncited evidence as "also retrieved".
+func (p *Pipeline) finish(ans *Answer, c *citer, source func(n int) Source, evidence []Source, query string, scored bool) {
+	ans.Text = strings.TrimSpace(c.Text())
+	ans.Citations, ans.InvalidCitations = c.valid, c.invalid
+	ans.Sources = []Source{}
+	cited := map[string]bool{}
+	for _, n := range c.order {
+		s := source(n)
+		s.N = len(ans.Sources) + 1
+		s.Cited = true
+		s.Excerpt = excerpt(s.Chunk.Text, query)
+		cited[s.Chunk.ID] = true
+		ans.Sources = append(ans.Sources, s)
+	}
+	for _, s := range evidence {
+		if cited[s.Chunk.ID] {
+			continue
+		}
+		s.N = len(ans.Sources) + 1
+		s.Cited = false
+		s.Excerpt = excerpt(s.Chunk.Text, query)
+		ans.Sources = append(ans.Sources, s)
+	}
+	ans.Confidence = confidence(ans.Sources, ans.Text, c.valid, c.invalid, scored)
+}
+
+// genResult is what one generation produced.
+type genResult struct {
+	citer    *citer
+	streamed bool // some text reached fn
+	refused  bool // the model's reply began with the refusal sentence
+}
+
+// streamError marks an error returned by the caller's fn, so it is returned as is rather
+// than taken for a generator failure.
+type streamError struct{ err error }
+
+func (e streamError) Error() string { return e.err.Error() }
+func (e streamError) Unwrap() error { return e.err }
+
+// generate runs the generator, validating and renumbering citations as the text streams.
+// While the reply could still be the refusal sentence it is held back, so a refusal never
+// streams as an answer.
+func (p *Pipeline) generate(ctx context.Context, msgs []Message, sources int, fn func(string) error) (genResult, error) {
+	res := genResult{citer: newCiter(sources)}
+	var raw strings.Builder
+	decided := false
+	refusal := strings.ToLower(Refusal)
+	emit := func(s string) error {
+		if out := res.citer.Write(s); out != "" {
+			if !res.streamed {
+				out = strings.TrimLeft(out, " \n")
+			}
+			res.streamed = true
+			if err := fn(out); err != nil {
+				return streamError{err}
+			}
+		}
+		return nil
+	}
+	err := p.cfg.Generator.Generate(ctx, GenerateRequest{
+		Messages:    msgs,
+		Temperature: p.cfg.Temperature,
+		MaxTokens:   p.cfg.MaxTokens,
+	}, func(delta string) error {
+		if res.refused {
+			return nil
+		}
+		raw.WriteString(delta)
+		if decided {
+			return emit(delta)
+		}
+		t := refusalProbe(raw.String())
+		if len(t) < len(refusal) && strings.HasPrefix(refusal, t) {
+			return nil // may still become the refusal sentence
+		}
+		decided = true
+		if strings.HasPrefix(t, refusal) {
+			res.refused = true
+			return nil
+		}
+		return emit(raw.String())
+	})
+	if err != nil {
+		return res, err
+	}
+	if !decided && !res.refused {
+		if refusalProbe(raw.String()) == strings.TrimSuffix(refusal, ".") {
+			res.refused = true
+		} else if err := emit(raw.String()); err != nil {
+			return res, err
+		}
+	}
+	if out := res.citer.Flush(); out != "" {
+		if !res.streamed {
+			out = strings.TrimLeft(out, " \n")
+		}
+		res.streamed = true
+		if err := fn(out); err != nil {
+			return res, streamError{err}
+		}
+	}
+	return res, nil
+}
+
+// refusalProbe lower-cases the start of a reply without leading space or emphasis, for
+// comparison with the refusal sentence.
+func refusalProbe(s string) string {
+	return strings.ToLower(strings.TrimLeft(s, " \n\t*_>\"“"))
+}
+
+// insufficientPhrases are how models say the context does not answer the question when
+// they do not use the exact refusal sentence.
+var insufficientPhrases = []string{
+	strings.ToLower(strings.TrimSuffix(Refusal, ".")),
+	"insufficient", "not enough information", "do not contain enough", "does not contain enough",
+	"do not contain information", "does not contain information", "do not contain any information",
+	"does not contain any information", "don't contain", "doesn't contain", "do not provide",
+	"does not provide", "doesn't provide", "don't provide", "do not mention", "does not mention",
+	"not mentioned", "cannot answer", "can't answer", "unable to answer", "no information",
+	"not found in", "no relevant", "does not answer", "do not answer",
+}
+
+// isModelRefusal reports whether a generated answer says the context does not answer the
+// question: it starts with the refusal sentence, or it cites nothing and says the context
+// is insufficient in other words. An answer with valid citations is kept even when it
+// notes a gap, since it is grounded.
+func isModelRefusal(text string, valid int) bool {
+	t := refusalProbe(text)
+	if t == "" || strings.HasPrefix(t, strings.ToLower(strings.TrimSuffix(Refusal, "."))) {
+		return true
+	}
+	if valid > 0 {
+		return false
+	}
+	for _, ph := range insufficientPhrases {
+		if strings.Contains(t, ph) {
+			return true
+		}
+	}
+	return false
+}
+
+// httpStatuser is implemented by generator errors that carry an HTTP status
+// (rag/generate's HTTPError), so the fallback note can say which.
+type httpStatuser interface{ HTTPStatus() int }
+
+// fallbackNote tells the user why the answer is extractive.
+func fallbackNote(err error) string {
+	reason := "error"
+	var ne net.Error
+	var hs httpStatuser
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		reason = "timeout"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		reason = "connection refused"
+	case errors.As(err, &hs) && hs.HTTPStatus() > 0:
+		reason = fmt.Sprintf("HTTP %d", hs.HTTPStatus())
+	}
+	return fmt.Sprintf("The language model did not answer (%s); showing an extractive answer.", reason)
+}
+
+// hitSources turns kept hits into sources, best first; Score is the reranker probability
+// when the candidates were reranked, else the retrieval score.
+func hitSources(hits []Scored, reranked bool) []Source {
+	out := make([]Source, len(hits))
+	for i, h := range hits {
+		out[i] = Source{N: i + 1, Chunk: h.Chunk, Score: score(h, reranked)}
+	}
+	return out
+}
+
+func score(h Scored, reranked bool) float64 {
+	if reranked {
+		return h.Rerank
+	}
+	return h.Score
+}
+
+// historySources returns earlier turns' sources not among have, most recent turn first
+// and, within a turn, cited ones first.
+func historySources(history []Turn, have []Source) []Source {
+	seen := map[string]bool{}
+	for _, s := range have {
+		seen[s.Chunk.ID] = true
+	}
+	var out []Source
+	for i := len(history) - 1; i >= 0; i-- {
+		for _, cited := range []bool{true, false} {
+			for _, s := range history[i].Sources {
+				if s.Cited != cited || seen[s.Chunk.ID] || s.Chunk.Text == "" {
+					continue
+				}
+				seen[s.Chunk.ID] = true
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// moreSources are the reranked candidates below the cut, numbered after the answer's
+// sources, for "More sources".
+func (p *Pipeline) moreSources(r Retrieval, query string, after int) []Source {
+	kept := map[string]bool{}
+	for _, h := range r.Hits {
+		kept[h.Chunk.ID] = true
+	}
+	var out []Source
+	for _, c := range r.Candidates {
+		if kept[c.Chunk.ID] {
+			continue
+		}
+		kept[c.Chunk.ID] = true
+		out = append(out, Source{N: after + len(out) + 1, Chunk: c.Chunk, Score: score(c, r.Reranked), Excerpt: excerpt(c.Chunk.Text, query)})
+	}
+	return out
+}
+
+// selectedSource is the passage of selected-text mode as source [1]. When an earlier
+// turn's source contains the passage, its document, section and pages are kept. Its score
+// is the reranker's for the question when there is a reranker, else 1 (the user chose it).
+func (p *Pipeline) selectedSource(ctx context.Context, q Question) Source {
+	text := strings.TrimSpace(q.Selected)
+	chunk := Chunk{ID: "selected", Text: text, Title: "Selected text"}
+	norm := normalizeText(text)
+	for i := len(q.History) - 1; i >= 0 && chunk.ID == "selected"; i-- {
+		for _, s := range q.History[i].Sources {
+			if strings.Contains(normalizeText(s.Chunk.Text), norm) {
+				chunk = s.Chunk
+				chunk.ID = s.Chunk.ID + "#selected"
+				chunk.Text = text
+				break
+			}
+		}
+	}
+	score := 1.0
+	if p.cfg.Reranker != nil {
+		if s, err := p.cfg.Reranker.Score(ctx, q.Text, []string{text}); err == nil && len(s) == 1 {
+			score = s[0]
+		}
+	}
+	return Source{N: 1, Chunk: chunk, Score: score, Cited: true}
+}
+
+// confidence estimates how well the answer is supported, in [0, 1]:
+//
+//	evidence = the highest score among cited sources
+//	support  = the mean score of cited sources
+//	coverage = the share of answer sentences that carry a citation (see citationCoverage)
+//	validity = valid / (valid + invalid) citation markers (1 when there were none)
+//	confidence = (0.5·evidence + 0.2·support + 0.3·coverage) · validity
+//
+// Scores are reranker probabilities; without a reranker (scored false) retrieval scores
+// are not probabilities, and evidence and support count as 0.5 each. An answer citing
+// nothing has confidence 0.
+func confidence(sources []Source, text string, valid, invalid int, scored bool) float64 {
+	var top, sum float64
+	n := 0
+	for _, s := range sources {
+		if !s.Cited {
+			continue
+		}
+		sc := 0.5
+		if scored {
+			sc = min(max(s.Score, 0), 1)
+		}
+		top = max(top, sc)
+		sum += sc
+		n++
+	}
+	if n == 0 {
+		return 0
+	}
+	validity := 1.0
+	if valid+invalid > 0 {
+		validity = float64(valid) / float64(valid+invalid)
+	}
+	c := (0.5*top + 0.2*sum/float64(n) + 0.3*citationCoverage(text)) * validity
+	return min(max(c, 0), 1)
+}

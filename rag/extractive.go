@@ -1,0 +1,307 @@
+package rag
+
+import (
+	"context"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Extractive answers are composed from the sentences of the top sources when no language
+// model is configured (the default) or the model failed.
+const (
+	extractiveChunks    = 3    // top sources whose sentences are candidates
+	extractiveMaxCands  = 60   // candidate sentences scored at most
+	extractiveMin       = 2    // sentences aimed for
+	extractiveMax       = 4    // sentences at most
+	extractiveMaxChars  = 700  // a third or fourth sentence only while the answer is shorter
+	extractiveSecond    = 0.25 // a second sentence needs this share of the best score
+	extractiveKeepRatio = 0.6  // a third or fourth sentence needs this share of the best score
+	duplicateOverlap    = 0.6  // term-set Jaccard above which two sentences say the same
+)
+
+// sentence is one candidate sentence of an extractive answer.
+type sentence struct {
+	text  string // bibliography markers removed
+	src   int    // index of its source in the candidate list
+	pos   int    // position within the source
+	score float64
+	terms map[string]bool
+}
+
+// extractive composes a short answer from the sentences of sources[:extractiveChunks] that
+// best answer query, in order of relevance, each followed by the 1-based number of its
+// source as [n]. Sentences are scored by the reranker when there is one, else by the first
+// embedder's cosine similarity, else by BM25 over the candidate sentences; a scorer that
+// fails hands over to the next. It returns "" when no sentence is usable.
+func (p *Pipeline) extractive(ctx context.Context, query string, sources []Source) string {
+	if len(sources) > extractiveChunks {
+		sources = sources[:extractiveChunks]
+	}
+	var cands []sentence
+	for i, s := range sources {
+		for j, text := range splitSentences(s.Chunk.Text) {
+			text = stripMarkers(text)
+			if isJunk(text) {
+				continue
+			}
+			cands = append(cands, sentence{text: text, src: i, pos: j, terms: termSet(text)})
+		}
+	}
+	if len(cands) == 0 {
+		return ""
+	}
+	if len(cands) > extractiveMaxCands {
+		cands = cands[:extractiveMaxCands] // best sources first, so the cut drops the weakest
+	}
+	how := p.scoreSentences(ctx, query, cands)
+	picked := pickSentences(cands, how != "overlap" && how != "reranker")
+	p.log.Debug("extractive answer", "scorer", how, "candidates", len(cands), "picked", len(picked))
+	var b strings.Builder
+	for i, s := range picked {
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		b.WriteString(withCitation(s.text, s.src+1))
+	}
+	return b.String()
+}
+
+// scoreSentences sets each candidate's score and returns the scorer's name.
+func (p *Pipeline) scoreSentences(ctx context.Context, query string, cands []sentence) string {
+	texts := make([]string, len(cands))
+	for i, c := range cands {
+		texts[i] = c.text
+	}
+	scores, how := p.sentenceScores(ctx, query, texts)
+	for i := range cands {
+		cands[i].score = scores[i]
+	}
+	return how
+}
+
+func (p *Pipeline) sentenceScores(ctx context.Context, query string, texts []string) ([]float64, string) {
+	if p.cfg.Reranker != nil {
+		s, err := p.cfg.Reranker.Score(ctx, query, texts)
+		if err == nil && len(s) == len(texts) {
+			return s, "reranker"
+		}
+		p.log.Warn("score sentences with the reranker; trying the next scorer", "err", err, "scores", len(s))
+	}
+	if len(p.cfg.Embedders) > 0 {
+		e := p.cfg.Embedders[0]
+		qv, err := e.EmbedQuery(ctx, query)
+		var dv [][]float32
+		if err == nil {
+			dv, err = e.EmbedDocuments(ctx, texts)
+		}
+		if err == nil && len(dv) == len(texts) {
+			s := make([]float64, len(texts))
+			for i, v := range dv {
+				s[i] = cosine(qv, v)
+			}
+			return s, "embedder:" + e.Info().Name
+		}
+		p.log.Warn("score sentences with the embedder; using term overlap", "err", err)
+	}
+	return overlapScores(query, texts), "overlap"
+}
+
+func cosine(a, b []float32) float64 {
+	if len(a) != len(b) {
+		return 0
+	}
+	var dot, na, nb float64
+	for i := range a {
+		dot += float64(a[i]) * float64(b[i])
+		na += float64(a[i]) * float64(a[i])
+		nb += float64(b[i]) * float64(b[i])
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / math.Sqrt(na*nb)
+}
+
+// overlapScores is BM25 of each text for the query's terms, with document frequencies
+// taken over the texts themselves (k1 = 1.2, b = 0.75).
+func overlapScores(query string, texts []string) []float64 {
+	const k1, b = 1.2, 0.75
+	docs := make([][]string, len(texts))
+	df := map[string]int{}
+	total := 0
+	for i, t := range texts {
+		docs[i] = terms(t)
+		total += len(docs[i])
+		seen := map[string]bool{}
+		for _, w := range docs[i] {
+			if !seen[w] {
+				seen[w] = true
+				df[w]++
+			}
+		}
+	}
+	avg := float64(total) / float64(max(len(texts), 1))
+	qterms := termSet(query)
+	n := float64(len(texts))
+	scores := make([]float64, len(texts))
+	for i, d := range docs {
+		tf := map[string]int{}
+		for _, w := range d {
+			tf[w]++
+		}
+		for w := range qterms {
+			f := float64(tf[w])
+			if f == 0 {
+				continue
+			}
+			idf := math.Log(1 + (n-float64(df[w])+0.5)/(float64(df[w])+0.5))
+			scores[i] += idf * f * (k1 + 1) / (f + k1*(1-b+b*float64(len(d))/avg))
+		}
+	}
+	return scores
+}
+
+// pickSentences chooses the answer: the best sentence, then the next best that say
+// something new. Scores are made relative to the best: divided by it (reranker
+// probabilities and BM25 are non-negative), or for cosine similarities (shifted, true)
+// mapped so the weakest candidate is 0 and the best 1. A second sentence needs a relative
+// score of extractiveSecond, a third or fourth extractiveKeepRatio and a short answer so
+// far. Ties go to the better-ranked source, then to the earlier sentence.
+func pickSentences(cands []sentence, shifted bool) []sentence {
+	sort.SliceStable(cands, func(i, j int) bool {
+		if cands[i].score != cands[j].score {
+			return cands[i].score > cands[j].score
+		}
+		if cands[i].src != cands[j].src {
+			return cands[i].src < cands[j].src
+		}
+		return cands[i].pos < cands[j].pos
+	})
+	lo := 0.0
+	if shifted {
+		lo = cands[len(cands)-1].score
+	}
+	best := cands[0].score - lo
+	picked := []sentence{cands[0]}
+	chars := len(cands[0].text)
+	for _, c := range cands[1:] {
+		if len(picked) == extractiveMax || best <= 0 {
+			break
+		}
+		rel := (c.score - lo) / best
+		need := extractiveSecond
+		if len(picked) >= extractiveMin {
+			need = extractiveKeepRatio
+			if chars+len(c.text) > extractiveMaxChars {
+				break
+			}
+		}
+		if rel < need || c.score <= lo {
+			break
+		}
+		if duplicates(c, picked) {
+			continue
+		}
+		picked = append(picked, c)
+		chars += len(c.text)
+	}
+	return picked
+}
+
+func duplicates(c sentence, picked []sentence) bool {
+	for _, p := range picked {
+		inter := 0
+		for t := range c.terms {
+			if p.terms[t] {
+				inter++
+			}
+		}
+		union := len(c.terms) + len(p.terms) - inter
+		if union > 0 && float64(inter)/float64(union) > duplicateOverlap {
+			return true
+		}
+	}
+	return false
+}
+
+func termSet(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, t := range terms(s) {
+		m[t] = true
+	}
+	return m
+}
+
+// withCitation puts the marker before the sentence's final punctuation: "… subspaces [1]."
+func withCitation(s string, n int) string {
+	marker := " [" + strconv.Itoa(n) + "]"
+	end := len(s)
+	for end > 0 && strings.ContainsRune(`"')]’”`, rune(s[end-1])) {
+		end--
+	}
+	if end > 0 && strings.ContainsRune(".!?", rune(s[end-1])) {
+		return s[:end-1] + marker + s[end-1:]
+	}
+	return s + marker + "."
+}
+
+var (
+	captionStart  = regexp.MustCompile(`^(?i)(figure|fig\.|table|tab\.|algorithm|listing)\s*\d+`)
+	refListStart  = regexp.MustCompile(`^(\[\d+\]|\d{1,3}\.\s+[A-Z][a-z]*,?\s+[A-Z]\.)`)
+	yearPattern   = regexp.MustCompile(`\b(19|20)\d\d[a-z]?\b`)
+	initialsName  = regexp.MustCompile(`\b[A-Z]\.\s?(?:[A-Z]\.\s?)?[A-Z][a-z]+,`)
+	bibliographic = regexp.MustCompile(`(?i)arxiv|proceedings|in advances|conference on|journal of|transactions on|\bpp\.|\bvol\.|\bdoi\b|https?://|association for computational|preprint|workshop on`)
+)
+
+// isJunk reports whether a sentence is unfit for an extractive answer: extraction noise
+// (U+FFFD, equations, tables of numbers), a fragment cut by a chunk boundary, a figure or
+// table caption, a reference-list entry, or too short or long to read as one claim.
+func isJunk(s string) bool {
+	if strings.ContainsRune(s, utf8.RuneError) {
+		return true
+	}
+	n := len(strings.Fields(s))
+	if n < 5 || n > 70 {
+		return true
+	}
+	first, _ := utf8.DecodeRuneInString(s)
+	if !unicode.IsUpper(first) && !unicode.IsDigit(first) && !strings.ContainsRune(`"“(`, first) {
+		return true // starts mid-sentence
+	}
+	last := strings.TrimRight(s, `"')]’”`)
+	if last == "" || !strings.ContainsRune(".!?", rune(last[len(last)-1])) {
+		return true // ends mid-sentence
+	}
+	var letters, digits, other int
+	for _, r := range s {
+		switch {
+		case unicode.IsLetter(r):
+			letters++
+		case unicode.IsDigit(r):
+			digits++
+		case unicode.IsSpace(r):
+		default:
+			other++
+		}
+	}
+	all := letters + digits + other
+	if float64(letters)/float64(all) < 0.75 || float64(digits)/float64(all) > 0.2 {
+		return true // equations, numbers, symbol soup
+	}
+	if captionStart.MatchString(s) || refListStart.MatchString(s) {
+		return true
+	}
+	signals := len(bibliographic.FindAllString(s, 3))
+	if yearPattern.MatchString(s) {
+		signals++
+	}
+	if initialsName.MatchString(s) {
+		signals++
+	}
+	return signals >= 2
+}

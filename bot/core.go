@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/footnote-dev/footnote/rag"
 )
@@ -163,7 +164,7 @@ func (b *Bot) ask(ctx context.Context, req Request, onDelta func(string), start 
 	if question == "" && selected != "" {
 		question = "What does this passage say?"
 	}
-	if question == "" {
+	if !hasWord(question) {
 		return Reply{Kind: KindUsage, Paragraphs: []string{usage}, Private: true}
 	}
 	route := b.Route(req.Platform, req.Tenant, req.Channel)
@@ -231,6 +232,11 @@ func (b *Bot) ask(ctx context.Context, req Request, onDelta func(string), start 
 	}
 	b.m.observeTimings(ans.Timings)
 	return b.answered(ctx, log, req, question, private, ans, ql, start)
+}
+
+// hasWord reports whether s has a letter or digit: "* *" left over from markup is no question.
+func hasWord(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0
 }
 
 // limit applies the per-user and per-channel token buckets. A refused question takes no

@@ -54,12 +54,12 @@ var (
 
 func convertLine(line string) string {
 	if m := headingRE.FindStringSubmatch(line); m != nil {
-		inner := strings.TrimSpace(inline(m[2]))
+		// A heading is bold already; drop nested bold markers so "*" pairs do not clash.
+		inner := strings.TrimSpace(inline(strings.NewReplacer("**", "", "__", "").Replace(m[2])))
 		if inner == "" {
 			return ""
 		}
-		// A heading is bold already; strip nested bold markers so "*" pairs do not clash.
-		return "*" + strings.Trim(inner, "*") + "*"
+		return "*" + inner + "*"
 	}
 	if ruleRE.MatchString(line) {
 		return "───"

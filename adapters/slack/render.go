@@ -14,27 +14,27 @@ import (
 
 // Block Kit limits (Slack's Block Kit reference, see PLATFORMS.md).
 const (
-	maxBlocks          = 50                  // blocks per message
-	maxSectionText     = 3000                // chars of a section's text
-	maxContextElements = 10                  // elements of a context block
-	maxActionElements  = 25                  // elements of an actions block
-	maxButtonText      = 75                  // chars of a button's text
-	maxValue           = 2000                // chars of a button or option value
-	maxActionID        = 255                 // chars of an action_id
-	maxOptions         = 100                 // options of a static select
-	maxOptionText      = 75                  // chars of an option's text
-	maxMessageText     = 40000               // Slack truncates message text past this
-	maxMessageBlocks   = 12000               // JSON bytes of one message's blocks: Slack rejects ~13k chars with msg_blocks_too_long
-	maxExcerpt         = 300                 // chars of a source excerpt under an answer
-	maxSourceButtons   = 5                   // more Show source actions become a static select
-	sectionBudget      = maxSectionText - 10 // room for a re-opened code fence
+	maxBlocks          = 50                 // blocks per message
+	maxSectionText     = 3000               // chars of a section's text
+	maxContextElements = 10                 // elements of a context block
+	maxActionElements  = 25                 // elements of an actions block
+	maxButtonText      = 75                 // chars of a button's text
+	maxValue           = 2000               // chars of a button or option value
+	maxActionID        = 255                // chars of an action_id
+	maxOptions         = 100                // options of a static select
+	maxOptionText      = 75                 // chars of an option's text
+	maxMessageText     = 40000              // Slack truncates message text past this
+	maxMessageBlocks   = 12000              // JSON bytes of one message's blocks: Slack rejects ~13k chars with msg_blocks_too_long
+	maxExcerpt         = 300                // chars of a source excerpt under an answer
+	maxSourceButtons   = 5                  // more Show source actions become a static select
+	sectionBudget      = maxSectionText - 4 // room for a re-opened code fence
 )
 
 // message is one Slack message: its blocks and the text Slack shows in notifications and
 // clients without Block Kit.
 type message struct {
-	Text   string
-	Blocks []slack.Block
+	Text   string        `json:"text"`
+	Blocks []slack.Block `json:"blocks"`
 }
 
 // blockGroup is blocks that must stay in the same message (a source line and its excerpt).
@@ -75,7 +75,11 @@ func render(r bot.Reply) []message {
 		}
 		groups = append(groups, newGroup("", mrkdwnSection(heading)))
 		for _, s := range r.Sources {
-			blocks := []slack.Block{mrkdwnSection(sourceLine(s))}
+			line := sourceLine(s)
+			if r.Kind == bot.KindAnswer && !s.Cited {
+				line += " · _also retrieved_"
+			}
+			blocks := []slack.Block{mrkdwnSection(line)}
 			if ex := strings.TrimSpace(s.Excerpt); ex != "" {
 				blocks = append(blocks, slack.NewContextBlock("", mrkdwnText(escapeText(truncateWords(ex, maxExcerpt)))))
 			}
@@ -312,7 +316,7 @@ func splitText(s string, limit int) []string {
 			parts = append(parts, s)
 			break
 		}
-		head, rest := cutAt(s, limit)
+		head, rest := cutAt(s, limit-4) // room to close a code fence
 		if strings.Count(head, "```")%2 == 1 {
 			head += "\n```"
 			rest = "```\n" + rest

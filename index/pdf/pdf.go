@@ -1,0 +1,126 @@
+// Package pdf extracts text from PDF files with MuPDF (through go-fitz, which only this
+// package imports): per-page text with exact 1-based page numbers, reading order across two
+// columns, running headers, footers and page numbers removed, line-break hyphens undone,
+// ligatures normalised, title and authors, and a section path for every paragraph from the
+// headings' fonts and numbering.
+//
+// MuPDF and go-fitz are AGPL-3.0.
+package pdf
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/gen2brain/go-fitz"
+
+	"github.com/footnote-dev/footnote/index/chunk"
+)
+
+// Errors for files that cannot be indexed. Parse wraps them with detail; test with errors.Is.
+var (
+	ErrEmpty        = errors.New("empty file")
+	ErrCorrupt      = errors.New("not a readable PDF")
+	ErrEncrypted    = errors.New("PDF is password protected")
+	ErrNoText       = errors.New("PDF has no text layer (scanned or image-only)")
+	ErrTooManyPages = errors.New("PDF has too many pages")
+)
+
+// DefaultMaxPages is the page limit when Options.MaxPages is zero.
+const DefaultMaxPages = 2000
+
+// Options tune parsing.
+type Options struct {
+	// MaxPages refuses longer documents with ErrTooManyPages; zero means DefaultMaxPages.
+	MaxPages int
+}
+
+// Open reads and parses the PDF at path.
+func Open(ctx context.Context, path string, opt Options) (*chunk.Document, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(ctx, data, opt)
+}
+
+// Parse extracts the document in data. A cancelled ctx stops it between pages with
+// ctx.Err(). Files that cannot be indexed give an error wrapping ErrEmpty, ErrCorrupt,
+// ErrEncrypted, ErrNoText or ErrTooManyPages.
+func Parse(ctx context.Context, data []byte, opt Options) (doc *chunk.Document, err error) {
+	if opt.MaxPages <= 0 {
+		opt.MaxPages = DefaultMaxPages
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, ErrEmpty
+	}
+	if !bytes.Contains(data[:min(len(data), 1024)], []byte("%PDF-")) {
+		return nil, fmt.Errorf("%w: no PDF header", ErrCorrupt)
+	}
+	// MuPDF reports errors through setjmp/longjmp inside go-fitz; a panic escaping the
+	// wrapper must not take the indexer down with it.
+	defer func() {
+		if r := recover(); r != nil {
+			doc, err = nil, fmt.Errorf("%w: mupdf: %v", ErrCorrupt, r)
+		}
+	}()
+
+	f, err := fitz.NewFromMemory(data)
+	if f != nil {
+		defer f.Close()
+	}
+	switch {
+	case errors.Is(err, fitz.ErrNeedsPassword):
+		return nil, ErrEncrypted
+	case err != nil:
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	n := f.NumPage()
+	switch {
+	case n <= 0:
+		return nil, fmt.Errorf("%w: no pages", ErrEmpty)
+	case n > opt.MaxPages:
+		return nil, fmt.Errorf("%w: %d pages, limit %d", ErrTooManyPages, n, opt.MaxPages)
+	}
+
+	pages := make([]page, 0, n)
+	failed := 0
+	for i := range n {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		h, err := f.HTML(i, false)
+		if err != nil {
+			failed++
+			pages = append(pages, page{number: i + 1, width: 612, height: 792})
+			continue
+		}
+		pages = append(pages, parseHTML(h, i+1))
+	}
+	if failed == n {
+		return nil, fmt.Errorf("%w: no page could be read", ErrCorrupt)
+	}
+
+	meta := f.Metadata()
+	d := build(pages, cleanMeta(meta["title"]), cleanMeta(meta["author"]))
+	if strings.TrimSpace(d.Text) == "" {
+		// A file MuPDF had to repair and that then yields nothing is broken, not scanned.
+		if !bytes.Contains(data[max(0, len(data)-2048):], []byte("%%EOF")) {
+			return nil, fmt.Errorf("%w: truncated (no %%%%EOF) and no text", ErrCorrupt)
+		}
+		return nil, ErrNoText
+	}
+	d.Pages = n
+	return d, nil
+}
+
+// cleanMeta trims go-fitz's fixed-size metadata buffer (NUL padded) and whitespace.
+func cleanMeta(s string) string {
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		s = s[:i]
+	}
+	return strings.TrimSpace(normalize(s))
+}

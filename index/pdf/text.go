@@ -1,0 +1,146 @@
+package pdf
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// ligatures are the presentation forms papers' fonts use; MuPDF usually expands them, but
+// not when a font maps a ligature glyph to its Unicode code point.
+var ligatures = strings.NewReplacer(
+	"\uFB00", "ff", "\uFB01", "fi", "\uFB02", "fl", "\uFB03", "ffi", "\uFB04", "ffl",
+	"\uFB05", "st", "\uFB06", "st",
+	"\u00A0", " ", "\u2002", " ", "\u2003", " ", "\u2009", " ", "\u200A", " ", "\u202F", " ",
+	"\u00AD", "", "\u200B", "", "\uFEFF", "",
+)
+
+// normalize expands ligatures, turns odd spaces into spaces, and drops U+FFFD (glyphs MuPDF
+// could not map, mostly maths) and control characters.
+func normalize(s string) string {
+	s = ligatures.Replace(s)
+	if !strings.ContainsFunc(s, func(r rune) bool { return r == utf8.RuneError || unicode.IsControl(r) }) {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == utf8.RuneError:
+			return -1
+		case r == '\t' || r == '\n' || r == '\r':
+			return ' '
+		case unicode.IsControl(r):
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// collapseSpaces trims s and squeezes runs of spaces to one.
+func collapseSpaces(s string) string {
+	if !strings.Contains(s, "  ") && strings.TrimSpace(s) == s {
+		return s
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// vocabulary counts the words of a document, lowercased, as they appear inside lines (not at
+// a line break), to decide whether a line-break hyphen belongs to the word.
+type vocabulary map[string]int
+
+func (v vocabulary) addLine(text string) {
+	fields := strings.Fields(text)
+	for i, f := range fields {
+		w := strings.ToLower(strings.TrimFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-' }))
+		w = strings.Trim(w, "-")
+		if w == "" || (i == len(fields)-1 && strings.HasSuffix(f, "-")) {
+			continue
+		}
+		v[w]++
+		if strings.Contains(w, "-") {
+			for p := range strings.SplitSeq(w, "-") {
+				if p != "" {
+					v[p]++
+				}
+			}
+		}
+	}
+}
+
+// joinLines joins a paragraph's lines with spaces, undoing hyphenation at line breaks: a
+// word broken as "represen-" + "tation" becomes "representation", while a compound such as
+// "self-" + "attention" keeps its hyphen when the document spells it so elsewhere or both
+// halves are words of the document.
+func (v vocabulary) joinLines(lines []string) string {
+	var b strings.Builder
+	for i, l := range lines {
+		if i == len(lines)-1 {
+			b.WriteString(l)
+			break
+		}
+		next := lines[i+1]
+		switch {
+		case !hyphenBreak(l, next):
+			b.WriteString(l)
+			b.WriteByte(' ')
+		case v.keepHyphen(l, next):
+			b.WriteString(l)
+		default:
+			b.WriteString(l[:len(l)-1])
+		}
+	}
+	return b.String()
+}
+
+// hyphenBreak reports whether prev ends with a hyphen that joins it to next without a space.
+func hyphenBreak(prev, next string) bool {
+	if len(prev) < 2 || !strings.HasSuffix(prev, "-") || strings.HasSuffix(prev, "--") {
+		return false
+	}
+	before, _ := utf8.DecodeLastRuneInString(prev[:len(prev)-1])
+	first, _ := utf8.DecodeRuneInString(next)
+	if !unicode.IsLetter(before) && !unicode.IsDigit(before) {
+		return false // a dash set apart: "results -"
+	}
+	return unicode.IsLetter(first) || unicode.IsDigit(first)
+}
+
+// keepHyphen decides, for a line ending in "frag-" followed by a line starting with rest,
+// whether the hyphen stays.
+func (v vocabulary) keepHyphen(prev, next string) bool {
+	frag := lastWord(prev[:len(prev)-1])
+	rest := firstWord(next)
+	if frag == "" || rest == "" {
+		return true
+	}
+	lf, lr := strings.ToLower(frag), strings.ToLower(rest)
+	hyph, joined := v[lf+"-"+lr], v[lf+lr]
+	switch {
+	case hyph > joined:
+		return true
+	case joined > 0:
+		return false
+	}
+	first, _ := utf8.DecodeRuneInString(rest)
+	last, _ := utf8.DecodeLastRuneInString(frag)
+	if !unicode.IsLower(first) || unicode.IsDigit(last) {
+		// "GPT-" + "2", "BERT-" + "Large": not a word break.
+		return true
+	}
+	if strings.Contains(lf, "-") {
+		return true // part of a compound already: "state-of-the-" + "art"
+	}
+	return len(lf) >= 3 && len(lr) >= 3 && v[lf] > 0 && v[lr] > 0
+}
+
+func lastWord(s string) string {
+	i := strings.LastIndexFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-' })
+	return s[i+1:]
+}
+
+func firstWord(s string) string {
+	i := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	if i < 0 {
+		return s
+	}
+	return s[:i]
+}

@@ -47,7 +47,7 @@ func (c *clock) Advance(d time.Duration) {
 }
 
 // newBot opens a Bot on a fresh state file with limits off unless cfg sets them.
-func newBot(t *testing.T, cfg bot.Config) *bot.Bot {
+func newBot(t testing.TB, cfg bot.Config) *bot.Bot {
 	t.Helper()
 	if cfg.StatePath == "" {
 		cfg.StatePath = filepath.Join(t.TempDir(), "state.db")

@@ -1,0 +1,426 @@
+package eval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/footnote-dev/footnote/rag"
+)
+
+// Config says what Run measures.
+type Config struct {
+	// Retrieve runs one retrieval; pass (*rag.Pipeline).Retrieve. Required. It must
+	// return rag.ErrNoEvidence (wrapped) when nothing survives the cut: that is a refusal.
+	Retrieve func(ctx context.Context, q rag.Question) (rag.Retrieval, error)
+	// Methods are the retrieval methods to compare; zero means {"hybrid"}.
+	Methods []string
+	// K is the rank cut-off of Precision@k and Recall@k; zero means 5. nDCG is always @10.
+	K int
+	// Timeout bounds each retrieval (and answer); zero means 60s.
+	Timeout time.Duration
+	// SkipWarmup measures the very first queries too. By default each method runs the
+	// first question once, unmeasured, so that model loading and cold caches do not count
+	// as query latency.
+	SkipWarmup bool
+	// Ask, when set, also answers every question per method and adds answer-level metrics
+	// (Report.Methods[i].Answers); pass (*rag.Pipeline).Ask. It must report a refusal as
+	// an Answer with Refused set, not as an error.
+	Ask func(ctx context.Context, q rag.Question) (rag.Answer, error)
+	// Progress, when set, is called after each question with the count done.
+	Progress func(done, total int)
+}
+
+// Report is the result of Run. Its JSON form is what `footnote eval --json` prints.
+type Report struct {
+	K            int            `json:"k"`
+	Questions    int            `json:"questions"`
+	Answerable   int            `json:"answerable"`
+	Unanswerable int            `json:"unanswerable"`
+	Methods      []MethodReport `json:"methods"`
+}
+
+// MethodReport holds one method's measurements.
+//
+// Ranking metrics (Source, Page) are averaged over answerable questions and computed on
+// the method's ranked candidates (rag.Retrieval.Candidates: the reranked top RerankTop, or
+// the fused list without a reranker), before the score cut, so they measure ranking
+// quality whether or not the cut then refuses. The cut is measured by Refusal,
+// FalseRefusals, Kept and KeptPrecision.
+type MethodReport struct {
+	Method string  `json:"method"`
+	Source Ranking `json:"source"` // relevant: a chunk from an expected source
+	Page   Ranking `json:"page"`   // relevant: a chunk on an expected page (see PageLevel)
+
+	Refusal Refusal `json:"refusal"`
+	// Kept is the mean number of sources kept after the cut on answerable questions, and
+	// KeptPrecision the fraction of them from an expected source.
+	Kept          float64 `json:"kept"`
+	KeptPrecision float64 `json:"kept_precision"`
+
+	Latency Latency `json:"latency"`
+	// Answers holds answer-level metrics when Config.Ask was set.
+	Answers *AnswerMetrics `json:"answers,omitempty"`
+
+	Results []QuestionResult `json:"results"` // one per question, in input order
+}
+
+// Ranking is the ranking quality at one relevance level, averaged over answerable questions.
+type Ranking struct {
+	Precision float64 `json:"precision_at_k"`
+	Recall    float64 `json:"recall_at_k"` // over expected sources; see Question.SourceRecallAt
+	MRR       float64 `json:"mrr"`
+	NDCG10    float64 `json:"ndcg_at_10"`
+}
+
+// Refusal is how the score cut decides between answering and refusing.
+type Refusal struct {
+	Unanswerable int `json:"unanswerable"`
+	Refused      int `json:"refused"` // unanswerable questions refused (correct)
+	// Accuracy is Refused / Unanswerable: the refusal accuracy on unanswerable questions.
+	Accuracy float64 `json:"accuracy"`
+	// FalseRefusals counts answerable questions that were refused (wrong), and
+	// FalseRefusalRate divides them by the answerable questions.
+	FalseRefusals    int     `json:"false_refusals"`
+	FalseRefusalRate float64 `json:"false_refusal_rate"`
+}
+
+// Latency holds per-stage percentiles over every question of a method. Total is the wall
+// time of the Retrieve call.
+type Latency struct {
+	Embed  Percentiles `json:"embed"`
+	Search Percentiles `json:"search"`
+	Rerank Percentiles `json:"rerank"`
+	Total  Percentiles `json:"total"`
+}
+
+// Percentiles of a latency distribution.
+type Percentiles struct {
+	P50 time.Duration `json:"p50_ns"`
+	P95 time.Duration `json:"p95_ns"`
+}
+
+func percentiles(ds []time.Duration) Percentiles {
+	return Percentiles{P50: Percentile(ds, 50), P95: Percentile(ds, 95)}
+}
+
+// AnswerMetrics are answer-level measurements (Config.Ask).
+type AnswerMetrics struct {
+	Questions int `json:"questions"`
+	// CitationValidity is valid citation markers / all markers the generator wrote, over
+	// every answer (1 when no marker was written at all).
+	CitationValidity float64 `json:"citation_validity"`
+	Citations        int     `json:"citations"`
+	InvalidCitations int     `json:"invalid_citations"`
+	// RefusalAccuracy is the fraction of unanswerable questions answered with rag.Refusal;
+	// FalseRefusals counts answerable questions refused.
+	RefusalAccuracy float64 `json:"refusal_accuracy"`
+	FalseRefusals   int     `json:"false_refusals"`
+	// CitedExpected is the fraction of answered answerable questions whose cited sources
+	// include an expected source.
+	CitedExpected float64 `json:"cited_expected"`
+	// KeyConcepts is the mean fraction of a question's key concepts the answer text
+	// mentions (case-insensitive), over answered answerable questions that list some.
+	KeyConcepts float64     `json:"key_concepts"`
+	Generate    Percentiles `json:"generate"`
+	Total       Percentiles `json:"total"`
+}
+
+// QuestionResult is one question under one method.
+type QuestionResult struct {
+	ID         string `json:"id"`
+	Answerable bool   `json:"answerable"`
+	Refused    bool   `json:"refused"`
+	Kept       int    `json:"kept"`
+	// FirstSource and FirstPage are the 1-based ranks of the first relevant candidate at
+	// each level; 0 when none is relevant.
+	FirstSource int           `json:"first_source"`
+	FirstPage   int           `json:"first_page"`
+	TopK        []string      `json:"top_k"` // document names of the first k candidates
+	Timings     rag.Timings   `json:"timings"`
+	Answer      *AnswerResult `json:"answer,omitempty"`
+
+	candidates []rag.Chunk
+	kept       []rag.Chunk
+}
+
+// AnswerResult is the answer-level outcome of one question (Config.Ask).
+type AnswerResult struct {
+	Refused          bool          `json:"refused"`
+	Citations        int           `json:"citations"`
+	InvalidCitations int           `json:"invalid_citations"`
+	CitedExpected    bool          `json:"cited_expected"`
+	KeyConcepts      float64       `json:"key_concepts"` // fraction mentioned; 0 without key concepts
+	Elapsed          time.Duration `json:"elapsed_ns"`
+	Generate         time.Duration `json:"generate_ns"`
+}
+
+// Run retrieves every question with every method (questions in order, the methods of each
+// question in turn, so slow drifts of the machine affect all methods alike) and reports.
+// A retrieval error other than rag.ErrNoEvidence stops the run: the report would
+// otherwise be silently wrong.
+func Run(ctx context.Context, cfg Config, questions []Question) (Report, error) {
+	if cfg.Retrieve == nil {
+		return Report{}, errors.New("eval: Config.Retrieve is required")
+	}
+	if len(questions) == 0 {
+		return Report{}, errors.New("eval: no questions")
+	}
+	if len(cfg.Methods) == 0 {
+		cfg.Methods = []string{rag.MethodHybrid}
+	}
+	if cfg.K <= 0 {
+		cfg.K = 5
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 60 * time.Second
+	}
+	rep := Report{K: cfg.K, Questions: len(questions)}
+	for _, q := range questions {
+		if q.Answerable {
+			rep.Answerable++
+		} else {
+			rep.Unanswerable++
+		}
+	}
+	if !cfg.SkipWarmup {
+		for _, m := range cfg.Methods {
+			if _, err := retrieve(ctx, cfg, questions[0], m); err != nil && !errors.Is(err, rag.ErrNoEvidence) {
+				return rep, fmt.Errorf("warm-up %s: %w", m, err)
+			}
+		}
+	}
+	results := make([][]QuestionResult, len(cfg.Methods))
+	for qi, q := range questions {
+		for mi, m := range cfg.Methods {
+			res, err := runOne(ctx, cfg, q, m)
+			if err != nil {
+				return rep, err
+			}
+			results[mi] = append(results[mi], res)
+		}
+		if cfg.Progress != nil {
+			cfg.Progress(qi+1, len(questions))
+		}
+	}
+	for mi, m := range cfg.Methods {
+		rep.Methods = append(rep.Methods, summarize(m, cfg.K, questions, results, mi, cfg.Ask != nil))
+	}
+	return rep, nil
+}
+
+func retrieve(ctx context.Context, cfg Config, q Question, method string) (rag.Retrieval, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	return cfg.Retrieve(ctx, rag.Question{Text: q.Question, Method: method})
+}
+
+func runOne(ctx context.Context, cfg Config, q Question, method string) (QuestionResult, error) {
+	start := time.Now()
+	r, err := retrieve(ctx, cfg, q, method)
+	total := time.Since(start)
+	refused := errors.Is(err, rag.ErrNoEvidence)
+	if err != nil && !refused {
+		return QuestionResult{}, fmt.Errorf("question %s, method %s: %w", q.ID, method, err)
+	}
+	res := QuestionResult{
+		ID:         q.ID,
+		Answerable: q.Answerable,
+		Refused:    refused || len(r.Hits) == 0,
+		Kept:       len(r.Hits),
+		Timings:    r.Timings,
+	}
+	if refused {
+		res.Kept = 0
+	}
+	res.Timings.Total = total
+	for _, c := range r.Candidates {
+		res.candidates = append(res.candidates, c.Chunk)
+	}
+	for _, h := range r.Hits[:res.Kept] {
+		res.kept = append(res.kept, h.Chunk)
+	}
+	for i, c := range res.candidates {
+		if res.FirstSource == 0 && q.Relevant(c, SourceLevel) {
+			res.FirstSource = i + 1
+		}
+		if res.FirstPage == 0 && q.Relevant(c, PageLevel) {
+			res.FirstPage = i + 1
+		}
+		if i < cfg.K {
+			res.TopK = append(res.TopK, c.Name)
+		}
+	}
+	if cfg.Ask != nil {
+		a, err := ask(ctx, cfg, q, method)
+		if err != nil {
+			return res, err
+		}
+		res.Answer = &a
+	}
+	return res, nil
+}
+
+func ask(ctx context.Context, cfg Config, q Question, method string) (AnswerResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	start := time.Now()
+	a, err := cfg.Ask(ctx, rag.Question{Text: q.Question, Method: method})
+	if err != nil {
+		return AnswerResult{}, fmt.Errorf("answer question %s, method %s: %w", q.ID, method, err)
+	}
+	res := AnswerResult{
+		Refused:          a.Refused,
+		Citations:        a.Citations,
+		InvalidCitations: a.InvalidCitations,
+		Elapsed:          time.Since(start),
+		Generate:         a.Timings.Generate,
+	}
+	for _, s := range a.Sources {
+		if s.Cited && q.Relevant(s.Chunk, SourceLevel) {
+			res.CitedExpected = true
+		}
+	}
+	if len(q.KeyConcepts) > 0 {
+		text := strings.ToLower(a.Text)
+		n := 0
+		for _, k := range q.KeyConcepts {
+			if strings.Contains(text, strings.ToLower(k)) {
+				n++
+			}
+		}
+		res.KeyConcepts = float64(n) / float64(len(q.KeyConcepts))
+	}
+	return res, nil
+}
+
+// summarize computes method mi's report from every method's results; the other methods'
+// candidates form the pool of known relevant chunks for nDCG.
+func summarize(method string, k int, qs []Question, results [][]QuestionResult, mi int, answers bool) MethodReport {
+	mr := MethodReport{Method: method, Results: results[mi]}
+	var embed, search, rerank, total []time.Duration
+	var answerable, keptHits, keptRelevant int
+	for qi, q := range qs {
+		res := results[mi][qi]
+		embed = append(embed, res.Timings.Embed)
+		search = append(search, res.Timings.Search)
+		if res.Timings.Rerank > 0 {
+			rerank = append(rerank, res.Timings.Rerank)
+		}
+		total = append(total, res.Timings.Total)
+		if !q.Answerable {
+			mr.Refusal.Unanswerable++
+			if res.Refused {
+				mr.Refusal.Refused++
+			}
+			continue
+		}
+		answerable++
+		if res.Refused {
+			mr.Refusal.FalseRefusals++
+		}
+		mr.Kept += float64(res.Kept)
+		keptHits += len(res.kept)
+		for _, c := range res.kept {
+			if q.Relevant(c, SourceLevel) {
+				keptRelevant++
+			}
+		}
+		for _, lv := range []Level{SourceLevel, PageLevel} {
+			rel := q.Judge(res.candidates, lv)
+			pool := map[string]bool{}
+			for m := range results {
+				for _, c := range results[m][qi].candidates {
+					if q.Relevant(c, lv) {
+						pool[c.ID] = true
+					}
+				}
+			}
+			rk := &mr.Source
+			if lv == PageLevel {
+				rk = &mr.Page
+			}
+			rk.Precision += PrecisionAt(rel, k)
+			rk.Recall += q.SourceRecallAt(res.candidates, lv, k)
+			rk.MRR += ReciprocalRank(rel)
+			rk.NDCG10 += NDCGAt(rel, 10, len(pool))
+		}
+	}
+	if answerable > 0 {
+		n := float64(answerable)
+		for _, rk := range []*Ranking{&mr.Source, &mr.Page} {
+			rk.Precision /= n
+			rk.Recall /= n
+			rk.MRR /= n
+			rk.NDCG10 /= n
+		}
+		mr.Kept /= n
+		mr.Refusal.FalseRefusalRate = float64(mr.Refusal.FalseRefusals) / n
+	}
+	if keptHits > 0 {
+		mr.KeptPrecision = float64(keptRelevant) / float64(keptHits)
+	}
+	if mr.Refusal.Unanswerable > 0 {
+		mr.Refusal.Accuracy = float64(mr.Refusal.Refused) / float64(mr.Refusal.Unanswerable)
+	}
+	mr.Latency = Latency{Embed: percentiles(embed), Search: percentiles(search), Rerank: percentiles(rerank), Total: percentiles(total)}
+	if answers {
+		mr.Answers = summarizeAnswers(qs, results[mi])
+	}
+	return mr
+}
+
+func summarizeAnswers(qs []Question, results []QuestionResult) *AnswerMetrics {
+	am := &AnswerMetrics{Questions: len(qs)}
+	var gen, total []time.Duration
+	var unanswerable, refusedRight, answered, citedExpected, withConcepts int
+	var concepts float64
+	for qi, q := range qs {
+		a := results[qi].Answer
+		if a == nil {
+			continue
+		}
+		am.Citations += a.Citations
+		am.InvalidCitations += a.InvalidCitations
+		total = append(total, a.Elapsed)
+		if a.Generate > 0 {
+			gen = append(gen, a.Generate)
+		}
+		if !q.Answerable {
+			unanswerable++
+			if a.Refused {
+				refusedRight++
+			}
+			continue
+		}
+		if a.Refused {
+			am.FalseRefusals++
+			continue
+		}
+		answered++
+		if a.CitedExpected {
+			citedExpected++
+		}
+		if len(q.KeyConcepts) > 0 {
+			withConcepts++
+			concepts += a.KeyConcepts
+		}
+	}
+	am.CitationValidity = 1
+	if n := am.Citations + am.InvalidCitations; n > 0 {
+		am.CitationValidity = float64(am.Citations) / float64(n)
+	}
+	if unanswerable > 0 {
+		am.RefusalAccuracy = float64(refusedRight) / float64(unanswerable)
+	}
+	if answered > 0 {
+		am.CitedExpected = float64(citedExpected) / float64(answered)
+	}
+	if withConcepts > 0 {
+		am.KeyConcepts = concepts / float64(withConcepts)
+	}
+	am.Generate, am.Total = percentiles(gen), percentiles(total)
+	return am
+}

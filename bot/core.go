@@ -287,7 +287,7 @@ func (b *Bot) boundHistory(newestFirst []rag.Turn) []rag.Turn {
 			if i == 0 {
 				// Cut by characters in proportion, then check again with the real count.
 				left := budget - b.cfg.CountTokens(t.Question)
-				for left > 0 && b.cfg.CountTokens(t.Answer) > left {
+				for left > 0 && t.Answer != "" && b.cfg.CountTokens(t.Answer) > left {
 					t.Answer = truncate(t.Answer, len(t.Answer)*left/max(1, b.cfg.CountTokens(t.Answer)))
 					if b.cfg.CountTokens(t.Answer) > left {
 						t.Answer = truncate(t.Answer, len(t.Answer)-len(t.Answer)/10-1)

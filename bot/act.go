@@ -16,8 +16,8 @@ const maxComment = 4000
 // or expired answer id gives a polite KindNotice, a store error a KindError reply.
 func (b *Bot) Act(ctx context.Context, c Click) Reply {
 	reqID := newID("a-", 10)
-	log := b.log.With("request_id", reqID, "platform", c.Platform, "channel", c.Channel, "user", c.User,
-		"action", c.Action.Kind, "answer_id", c.Action.AnswerID)
+	log := b.log.With(logRequestID, reqID, logPlatform, c.Platform, logChannel, c.Channel, logUser, c.User,
+		logAction, c.Action.Kind, logAnswerID, c.Action.AnswerID)
 	r := b.act(ctx, log, c)
 	r.RequestID = reqID
 	result := "ok"
@@ -40,7 +40,7 @@ func (b *Bot) act(ctx context.Context, log *slog.Logger, c Click) Reply {
 		ok, err := b.state.claim(ctx, "act/"+c.Platform+"/"+c.EventID, b.cfg.Now())
 		switch {
 		case err != nil:
-			log.Warn("claim event; acting anyway", "event_id", c.EventID, "err", err)
+			log.Warn("claim event; acting anyway", logEventID, c.EventID, logErr, err)
 		case !ok:
 			return Reply{Kind: KindDuplicate}
 		}
@@ -55,7 +55,7 @@ func (b *Bot) act(ctx context.Context, log *slog.Logger, c Click) Reply {
 	fail := func(err error) Reply {
 		text, reason := explain(err)
 		ref := newID("e-", 8)
-		log.Error("action failed", "error_ref", ref, "reason", reason, "err", err)
+		log.Error("action failed", logErrorRef, ref, logReason, reason, logErr, err)
 		b.m.errors.WithLabelValues(reason).Inc()
 		return Reply{Kind: KindError, Private: true, ErrorRef: ref,
 			Paragraphs: []string{text + fmt.Sprintf(" If it keeps happening, give an admin this reference: %s.", ref)}}

@@ -96,7 +96,7 @@ func (b *Bot) Documents(ctx context.Context) int {
 func (b *Bot) Claim(ctx context.Context, key string) bool {
 	ok, err := b.state.claim(ctx, key, b.cfg.Now())
 	if err != nil {
-		b.log.Warn("claim failed; handling the event anyway", "key", key, "err", err)
+		b.log.Warn("claim failed; handling the event anyway", logKey, key, logErr, err)
 		return true
 	}
 	return ok
@@ -110,7 +110,7 @@ func (b *Bot) Following(ctx context.Context, platform, channel, thread string) b
 	}
 	ok, err := b.state.following(ctx, convKey{platform, channel, thread}, b.cfg.Now().Add(-b.cfg.IdleExpiry))
 	if err != nil {
-		b.log.Warn("following", "platform", platform, "channel", channel, "thread", thread, "err", err)
+		b.log.Warn("following", logPlatform, platform, logChannel, channel, logThread, thread, logErr, err)
 		return false
 	}
 	return ok
@@ -146,15 +146,15 @@ func (b *Bot) Ask(ctx context.Context, req Request, onDelta func(text string)) R
 }
 
 func (b *Bot) ask(ctx context.Context, req Request, onDelta func(string), start time.Time) Reply {
-	log := b.log.With("request_id", req.ID, "platform", req.Platform, "channel", req.Channel, "user", req.User)
+	log := b.log.With(logRequestID, req.ID, logPlatform, req.Platform, logChannel, req.Channel, logUser, req.User)
 	if req.EventID != "" {
 		ok, err := b.state.claim(ctx, "ask/"+req.Platform+"/"+req.EventID, b.cfg.Now())
 		switch {
 		case err != nil:
 			// Answering twice beats not answering: carry on.
-			log.Warn("claim event; answering anyway", "event_id", req.EventID, "err", err)
+			log.Warn("claim event; answering anyway", logEventID, req.EventID, logErr, err)
 		case !ok:
-			log.Info("duplicate event", "event_id", req.EventID)
+			log.Info("duplicate event", logEventID, req.EventID)
 			return Reply{Kind: KindDuplicate}
 		}
 	}
@@ -207,7 +207,7 @@ func (b *Bot) ask(ctx context.Context, req Request, onDelta func(string), start 
 		h, err := b.state.history(ctx, key, b.cfg.Now().Add(-b.cfg.IdleExpiry), b.cfg.HistoryTurns)
 		if err != nil {
 			// Answer without context rather than not at all.
-			log.Warn("load history; answering without it", "err", err)
+			log.Warn("load history; answering without it", logErr, err)
 		}
 		history = b.boundHistory(h)
 	}
@@ -313,7 +313,7 @@ func (b *Bot) boundHistory(newestFirst []rag.Turn) []rag.Turn {
 func (b *Bot) fail(ctx context.Context, log *slog.Logger, ql queryLog, err error, private bool) Reply {
 	text, reason := explain(err)
 	ref := newID("e-", 8)
-	log.Error("question failed", "error_ref", ref, "reason", reason, "err", err)
+	log.Error("question failed", logErrorRef, ref, logReason, reason, logErr, err)
 	b.m.errors.WithLabelValues(reason).Inc()
 	ql.Kind, ql.ErrorRef = KindError, ref
 	// The request ctx may be what ended; the log row should still be written.
@@ -326,7 +326,7 @@ func (b *Bot) fail(ctx context.Context, log *slog.Logger, ql queryLog, err error
 
 func (b *Bot) logQuery(ctx context.Context, log *slog.Logger, ql queryLog) {
 	if err := b.state.logQuery(ctx, ql); err != nil {
-		log.Warn("query log", "err", err)
+		log.Warn("query log", logErr, err)
 	}
 }
 
@@ -374,10 +374,10 @@ func (b *Bot) answered(ctx context.Context, log *slog.Logger, req Request, quest
 	// The answer is written even if the request ctx ended meanwhile: the user gets it.
 	if err := b.state.saveAnswer(context.WithoutCancel(ctx), rec, turn, ql); err != nil {
 		// The answer is still worth showing, but its buttons would lead nowhere.
-		log.Error("save answer; replying without buttons", "answer_id", rec.ID, "err", err)
+		log.Error("save answer; replying without buttons", logAnswerID, rec.ID, logErr, err)
 		r.Actions = nil
 	}
-	log.Info("answered", "answer_id", rec.ID, "kind", r.Kind, "sources", len(rec.Sources),
+	log.Info("answered", logAnswerID, rec.ID, logKind, r.Kind, "sources", len(rec.Sources),
 		"generator", ans.Generator, "elapsed", time.Since(start))
 	return r
 }
@@ -470,6 +470,6 @@ func (b *Bot) maybePrune(ctx context.Context) {
 	}
 	b.lastPrune = now
 	if err := b.state.prune(context.WithoutCancel(ctx), now.Add(-claimTTL), now.Add(-b.cfg.IdleExpiry), now.Add(-b.cfg.AnswerTTL)); err != nil {
-		b.log.Warn("prune state", "err", err)
+		b.log.Warn("prune state", logErr, err)
 	}
 }

@@ -173,6 +173,7 @@ func (b *Bot) ask(ctx context.Context, req Request, onDelta func(string), start 
 		Channel: req.Channel, Thread: req.Thread, User: req.User, Corpus: route.Corpus, Question: question}
 
 	if r, ok := b.limit(req); !ok {
+		log.Info("rate limited")
 		r.Question = question
 		ql.Kind = r.Kind
 		b.logQuery(ctx, log, ql)
@@ -194,6 +195,7 @@ func (b *Bot) ask(ctx context.Context, req Request, onDelta func(string), start 
 		return b.fail(ctx, log, ql, fmt.Errorf("wait for a free slot: %w", err), private)
 	}
 	if !ok {
+		log.Warn("busy; question turned away", "max_concurrent", b.cfg.MaxConcurrent, "max_queue", b.cfg.MaxQueue)
 		ql.Kind = KindBusy
 		b.logQuery(ctx, log, ql)
 		return Reply{Kind: KindBusy, Question: question, Private: true,

@@ -29,6 +29,7 @@ type fakeCore struct {
 	claimed   map[string]bool
 	following map[string]bool
 	docs      int
+	gate      chan struct{} // when set, Ask waits for it to close before answering
 
 	ask func(ctx context.Context, req bot.Request, onDelta func(string)) bot.Reply
 	act func(ctx context.Context, c bot.Click) bot.Reply
@@ -46,8 +47,15 @@ func (f *fakeCore) Ask(ctx context.Context, req bot.Request, onDelta func(string
 	if req.Thread != "" {
 		f.following[req.Channel+"/"+req.Thread] = true
 	}
-	ask := f.ask
+	ask, gate := f.ask, f.gate
 	f.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return bot.Reply{Kind: bot.KindError, ErrorRef: "timeout"}
+		}
+	}
 	if ask != nil {
 		return ask(ctx, req, onDelta)
 	}
@@ -381,7 +389,7 @@ func testLogger(t *testing.T) *slog.Logger {
 			t.Logf("adapter log:\n%s", buf.String())
 		}
 	})
-	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
 }
 
 type syncBuffer struct {

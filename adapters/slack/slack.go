@@ -95,7 +95,10 @@ type Adapter struct {
 	log  *slog.Logger
 	now  func() time.Time
 	sem  chan struct{}
-	wg   sync.WaitGroup
+
+	mu       sync.Mutex
+	inflight int
+	idle     []chan struct{} // closed when inflight drops to zero
 }
 
 // New validates cfg and returns an Adapter. It performs no I/O.
@@ -161,22 +164,51 @@ func New(cfg Config) (*Adapter, error) {
 // Wait blocks until the work on acknowledged events has finished or ctx ends. Call it on
 // shutdown after the HTTP server and Run have stopped taking events.
 func (a *Adapter) Wait(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() { a.wg.Wait(); close(done) }()
+	a.mu.Lock()
+	if a.inflight == 0 {
+		a.mu.Unlock()
+		return nil
+	}
+	idle := make(chan struct{})
+	a.idle = append(a.idle, idle)
+	a.mu.Unlock()
 	select {
-	case <-done:
+	case <-idle:
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("slack: wait for in-flight answers: %w", ctx.Err())
 	}
 }
 
-// spawn works on an acknowledged event in the background. The work outlives the delivery
-// (an HTTP request ends as soon as it is acknowledged) but not AnswerTimeout.
+// begin counts one piece of work as in flight (before its delivery is acknowledged, so Wait
+// cannot miss it); the returned func ends it.
+func (a *Adapter) begin() func() {
+	a.mu.Lock()
+	a.inflight++
+	a.mu.Unlock()
+	return func() {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		a.inflight--
+		if a.inflight == 0 {
+			for _, c := range a.idle {
+				close(c)
+			}
+			a.idle = nil
+		}
+	}
+}
+
+// spawn works on an acknowledged event in the background.
 func (a *Adapter) spawn(ctx context.Context, what string, fn func(ctx context.Context)) {
-	a.wg.Add(1)
+	a.run(ctx, a.begin(), what, fn)
+}
+
+// run works on an event in the background and calls done afterwards. The work outlives the
+// delivery (an HTTP request ends as soon as it is acknowledged) but not AnswerTimeout.
+func (a *Adapter) run(ctx context.Context, done func(), what string, fn func(ctx context.Context)) {
 	go func() {
-		defer a.wg.Done()
+		defer done()
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.AnswerTimeout)
 		defer cancel()
 		select {

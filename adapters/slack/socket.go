@@ -57,25 +57,31 @@ func (a *Adapter) onSocketEvent(ctx context.Context, client *socketmode.Client, 
 		a.log.Info("slack asked to reconnect")
 	case socketmode.EventTypeEventsAPI:
 		ev, ok := evt.Data.(slackevents.EventsAPIEvent)
+		done := a.begin()
 		if !a.ack(client, evt) || !ok {
+			done()
 			return
 		}
 		if evt.Request.RetryAttempt > 0 {
 			a.log.Info("slack retried an event", "retry_num", evt.Request.RetryAttempt, "retry_reason", evt.Request.RetryReason)
 		}
-		a.spawn(ctx, "event", func(ctx context.Context) { a.onEvent(ctx, ev) })
+		a.run(ctx, done, "event", func(ctx context.Context) { a.onEvent(ctx, ev) })
 	case socketmode.EventTypeSlashCommand:
 		cmd, ok := evt.Data.(slack.SlashCommand)
+		done := a.begin()
 		if !a.ack(client, evt) || !ok {
+			done()
 			return
 		}
-		a.spawn(ctx, "command", func(ctx context.Context) { a.onCommand(ctx, cmd) })
+		a.run(ctx, done, "command", func(ctx context.Context) { a.onCommand(ctx, cmd) })
 	case socketmode.EventTypeInteractive:
 		cb, ok := evt.Data.(slack.InteractionCallback)
+		done := a.begin()
 		if !a.ack(client, evt) || !ok {
+			done()
 			return
 		}
-		a.spawn(ctx, "interaction", func(ctx context.Context) { a.onInteraction(ctx, cb) })
+		a.run(ctx, done, "interaction", func(ctx context.Context) { a.onInteraction(ctx, cb) })
 	}
 }
 

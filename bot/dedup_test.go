@@ -1,9 +1,16 @@
 package bot_test
 
 import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"golang.org/x/time/rate"
 
@@ -122,4 +129,99 @@ func countKinds(rs []bot.Reply) map[bot.Kind]int {
 		m[r.Kind]++
 	}
 	return m
+}
+
+// TestDuplicateEventsSeparateProcesses runs two real processes (this test binary re-executed)
+// on one state file, both receiving the same deliveries, as two footnote replicas behind one
+// Slack app would.
+func TestDuplicateEventsSeparateProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts subprocesses")
+	}
+	path := filepath.Join(t.TempDir(), "state.db")
+	// Create the schema first, so the helpers race on events, not on CREATE TABLE.
+	newBot(t, bot.Config{StatePath: path}).Close()
+
+	start := filepath.Join(t.TempDir(), "go")
+	var cmds []*exec.Cmd
+	var outs []*bytes.Buffer
+	for range 2 {
+		cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "BOT_HELPER_STATE="+path, "BOT_HELPER_START="+start)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds, outs = append(cmds, cmd), append(outs, &out)
+	}
+	if err := os.WriteFile(start, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("helper %d: %v\n%s", i, err, outs[i])
+		}
+		var n int
+		if _, err := fmt.Sscanf(lastLine(outs[i].String(), "answered "), "answered %d", &n); err != nil {
+			t.Fatalf("helper %d output: %v\n%s", i, err, outs[i])
+		}
+		t.Logf("process %d answered %d", i, n)
+		total += n
+	}
+	if total != helperEvents {
+		t.Errorf("answers over both processes: got %d, want %d", total, helperEvents)
+	}
+	b := newBot(t, bot.Config{StatePath: path})
+	if st, err := b.Stats(t.Context()); err != nil || st.Answered != helperEvents {
+		t.Errorf("query log: got %+v, %v, want %d answers", st, err, helperEvents)
+	}
+}
+
+const helperEvents = 30
+
+// TestHelperProcess is one replica for TestDuplicateEventsSeparateProcesses.
+func TestHelperProcess(t *testing.T) {
+	path := os.Getenv("BOT_HELPER_STATE")
+	if path == "" {
+		t.Skip("helper for TestDuplicateEventsSeparateProcesses")
+	}
+	b := newBot(t, bot.Config{StatePath: path})
+	a := &bottest.Adapter{Bot: b, Platform: "slack"}
+	for range 500 {
+		if _, err := os.Stat(os.Getenv("BOT_HELPER_START")); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var wg sync.WaitGroup
+	var answered atomic.Int64
+	for k := range 2 {
+		wg.Go(func() {
+			for e := range helperEvents {
+				r := a.Say(t.Context(), bottest.Message{Channel: "C1", Thread: fmt.Sprint("T", k), User: "U1",
+					Text: encoderQ, EventID: fmt.Sprint("Ev", e)})
+				switch r.Kind {
+				case bot.KindAnswer:
+					answered.Add(1)
+				case bot.KindDuplicate:
+				default:
+					t.Errorf("event %d: got %q %q", e, r.Kind, r.Paragraphs)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	fmt.Printf("answered %d\n", answered.Load())
+}
+
+func lastLine(s, prefix string) string {
+	lines := strings.Split(s, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.HasPrefix(lines[i], prefix) {
+			return lines[i]
+		}
+	}
+	return ""
 }

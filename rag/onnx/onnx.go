@@ -1,0 +1,237 @@
+// Package onnx runs footnote's local models with ONNX Runtime: a dense Embedder (BERT-style
+// bi-encoders such as bge-small-en-v1.5, with CLS or mean pooling) and a cross-encoder
+// Reranker. It is the only package that imports github.com/yalue/onnxruntime_go.
+//
+// Models are installed by package pull (`footnote models pull`); each model folder holds
+// model.onnx, tokenizer.json and a manifest.json that says how to pool, normalise,
+// truncate and prefix queries. Call Init (or InitModels) once per process before creating
+// an Embedder or Reranker.
+package onnx
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+
+	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/footnote-dev/footnote/rag/onnx/pull"
+)
+
+var (
+	initMu   sync.Mutex
+	initPath string
+)
+
+// ErrNotInitialized reports that Init has not been called.
+var ErrNotInitialized = errors.New("onnx: runtime not initialised (call onnx.Init)")
+
+// Init loads the ONNX Runtime shared library at libPath and creates the process-wide
+// environment. Calling it again with the same path is a no-op; with another path it is an
+// error, because a process can hold only one runtime. A missing library is an error
+// wrapping rag.ErrModelMissing that names the file and `footnote models pull`.
+func Init(libPath string) error {
+	if _, err := os.Stat(libPath); err != nil {
+		return &pull.FileError{Path: libPath, Reason: "missing", Err: err}
+	}
+	initMu.Lock()
+	defer initMu.Unlock()
+	if ort.IsInitialized() {
+		if libPath != initPath {
+			return fmt.Errorf("onnx: runtime already initialised from %s", initPath)
+		}
+		return nil
+	}
+	ort.SetSharedLibraryPath(libPath)
+	if err := ort.InitializeEnvironment(ort.WithLogLevelError()); err != nil {
+		return fmt.Errorf("onnx: initialise runtime %s: %w", libPath, errors.New(err.Error()))
+	}
+	initPath = libPath
+	return nil
+}
+
+// InitModels is Init with the library installed under a models folder by pull.
+func InitModels(modelsDir string) error {
+	return Init(pull.LibraryPath(modelsDir))
+}
+
+// Version reports the loaded ONNX Runtime version, or "" before Init.
+func Version() string {
+	if !ort.IsInitialized() {
+		return ""
+	}
+	return ort.GetVersion()
+}
+
+// session is a pool of ONNX Runtime sessions of one model. ORT sessions are safe for
+// concurrent Run calls, but one Run uses the session's intra-op threads, so a pool lets
+// several requests proceed side by side when they are given one thread each.
+type session struct {
+	pool    chan *ort.DynamicAdvancedSession
+	all     []*ort.DynamicAdvancedSession
+	inputs  []string // in the order the model declares them
+	output  string
+	closeMu sync.Mutex
+	closed  bool
+}
+
+// openSession loads modelPath n times with threads intra-op threads each. want names the
+// inputs the caller can supply; the model's inputs must be a subset of them.
+func openSession(modelPath, output string, n, threads int, want []string) (*session, error) {
+	if !ort.IsInitialized() {
+		return nil, ErrNotInitialized
+	}
+	if n <= 0 {
+		n = 1
+	}
+	if threads <= 0 {
+		threads = max(1, runtime.NumCPU()/n)
+	}
+	ins, outs, err := ort.GetInputOutputInfo(modelPath)
+	if err != nil {
+		return nil, fmt.Errorf("read model %s: %w", modelPath, errors.New(err.Error()))
+	}
+	s := &session{pool: make(chan *ort.DynamicAdvancedSession, n)}
+	for _, in := range ins {
+		found := false
+		for _, w := range want {
+			if in.Name == w {
+				found = true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("model %s has unsupported input %q", modelPath, in.Name)
+		}
+		s.inputs = append(s.inputs, in.Name)
+	}
+	if output == "" {
+		if len(outs) == 0 {
+			return nil, fmt.Errorf("model %s has no outputs", modelPath)
+		}
+		output = outs[0].Name
+	}
+	s.output = output
+
+	opts, err := ort.NewSessionOptions()
+	if err != nil {
+		return nil, fmt.Errorf("session options: %w", err)
+	}
+	defer opts.Destroy()
+	if err := opts.SetIntraOpNumThreads(threads); err != nil {
+		return nil, err
+	}
+	if err := opts.SetInterOpNumThreads(1); err != nil {
+		return nil, err
+	}
+	for range n {
+		ds, err := ort.NewDynamicAdvancedSession(modelPath, s.inputs, []string{output}, opts)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("load model %s: %w", modelPath, errors.New(err.Error()))
+		}
+		s.all = append(s.all, ds)
+		s.pool <- ds
+	}
+	return s, nil
+}
+
+// batch is one padded input batch, row-major [rows, cols].
+type batch struct {
+	rows, cols int
+	ids        []int64
+	mask       []int64
+	types      []int64
+}
+
+func newBatch(seqs [][]int32, types [][]int32, pad int32) batch {
+	cols := 0
+	for _, s := range seqs {
+		cols = max(cols, len(s))
+	}
+	b := batch{rows: len(seqs), cols: cols}
+	b.ids = make([]int64, b.rows*cols)
+	b.mask = make([]int64, b.rows*cols)
+	b.types = make([]int64, b.rows*cols)
+	for i, s := range seqs {
+		row := i * cols
+		for j := range cols {
+			if j < len(s) {
+				b.ids[row+j] = int64(s[j])
+				b.mask[row+j] = 1
+				if types != nil {
+					b.types[row+j] = int64(types[i][j])
+				}
+			} else {
+				b.ids[row+j] = int64(pad)
+			}
+		}
+	}
+	return b
+}
+
+// run executes one batch and returns the output tensor's data and shape.
+func (s *session) run(b batch) ([]float32, []int64, error) {
+	ds, ok := <-s.pool
+	if !ok || ds == nil {
+		return nil, nil, errors.New("onnx: model closed")
+	}
+	defer func() { s.pool <- ds }()
+
+	shape := ort.NewShape(int64(b.rows), int64(b.cols))
+	inputs := make([]ort.Value, 0, len(s.inputs))
+	defer func() {
+		for _, v := range inputs {
+			v.Destroy()
+		}
+	}()
+	for _, name := range s.inputs {
+		var data []int64
+		switch name {
+		case "input_ids":
+			data = b.ids
+		case "attention_mask":
+			data = b.mask
+		case "token_type_ids":
+			data = b.types
+		}
+		t, err := ort.NewTensor(shape, data)
+		if err != nil {
+			return nil, nil, fmt.Errorf("input %s: %w", name, err)
+		}
+		inputs = append(inputs, t)
+	}
+	outputs := []ort.Value{nil}
+	if err := ds.Run(inputs, outputs); err != nil {
+		return nil, nil, fmt.Errorf("onnx run: %w", errors.New(err.Error()))
+	}
+	defer outputs[0].Destroy()
+	t, ok := outputs[0].(*ort.Tensor[float32])
+	if !ok {
+		return nil, nil, fmt.Errorf("output %s is %T, want float32 tensor", s.output, outputs[0])
+	}
+	data := t.GetData()
+	out := make([]float32, len(data))
+	copy(out, data)
+	return out, []int64(t.GetShape()), nil
+}
+
+// Close waits for running batches and frees the sessions.
+func (s *session) Close() error {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var errs []error
+	for range s.all {
+		ds := <-s.pool
+		if err := ds.Destroy(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	close(s.pool)
+	return errors.Join(errs...)
+}

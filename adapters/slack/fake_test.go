@@ -60,7 +60,7 @@ func (f *fakeCore) Ask(ctx context.Context, req bot.Request, onDelta func(string
 		return ask(ctx, req, onDelta)
 	}
 	if strings.TrimSpace(req.Text) == "" {
-		return bot.Reply{Kind: bot.KindUsage, RequestID: "r-usage", Paragraphs: []string{"Ask me about the papers: `/ask what is attention?`"}}
+		return bot.Reply{Kind: bot.KindUsage, RequestID: "r-usage", Private: true, Paragraphs: []string{"Ask me about the papers: `/ask what is attention?`"}}
 	}
 	if onDelta != nil {
 		onDelta("The encoder has **two")

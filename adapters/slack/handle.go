@@ -51,11 +51,16 @@ func (a *Adapter) onEvent(ctx context.Context, ev slackevents.EventsAPIEvent) {
 			// In a DM every message is a question; its thread keeps the conversation.
 			a.ask(ctx, q)
 		case e.ThreadTimeStamp != "" && e.ThreadTimeStamp != e.TimeStamp:
-			if a.cfg.RequireMention != nil && a.cfg.RequireMention(e.Channel) {
+			if a.policy(ev.TeamID, e.Channel).MentionFollowUps {
 				return // the app_mention event answers tagged messages
 			}
 			if !a.core.Following(ctx, Platform, e.Channel, e.ThreadTimeStamp) {
 				return
+			}
+			a.ask(ctx, q)
+		default:
+			if a.policy(ev.TeamID, e.Channel).RequireMention {
+				return // the app_mention event answers tagged messages
 			}
 			a.ask(ctx, q)
 		}
@@ -101,7 +106,7 @@ func (a *Adapter) onCommand(ctx context.Context, cmd slack.SlashCommand) {
 		a.sendEphemeral(ctx, cmd.ChannelID, cmd.UserID, "", a.core.Ask(ctx, req, nil))
 		return
 	}
-	if a.cfg.Private != nil && a.cfg.Private(cmd.ChannelID) {
+	if a.policy(cmd.TeamID, cmd.ChannelID).Private {
 		req.Private = true
 		a.sendEphemeral(ctx, cmd.ChannelID, cmd.UserID, "", withShare(a.core.Ask(ctx, req, nil)))
 		return
@@ -150,16 +155,17 @@ func (a *Adapter) answer(ctx context.Context, channel, thread string, req bot.Re
 	reply := a.core.Ask(ctx, req, s.delta)
 	s.stop()
 	if reply.Kind == bot.KindDuplicate {
-		err := a.retry(ctx, "chat.delete", func() error {
-			_, _, err := a.api.DeleteMessageContext(ctx, channel, pts)
-			return err
-		})
-		if err != nil {
-			a.logAPI(err, channel, "step", "delete placeholder")
-		}
+		a.deleteMessage(ctx, channel, pts)
 		return
 	}
 	a.log.Info("answered", logChannel, channel, logKind, reply.Kind, "request_id", reply.RequestID, "elapsed", reply.Elapsed)
+	if reply.Private {
+		// The core made the reply private (usage help, a private channel): only the asker
+		// sees it, and the placeholder goes.
+		a.deleteMessage(ctx, channel, pts)
+		a.sendEphemeral(ctx, channel, req.User, thread, withShare(reply))
+		return
+	}
 	msgs := render(reply)
 	if err := a.update(ctx, channel, pts, msgs[0]); err != nil {
 		a.logAPI(err, channel, "step", "update placeholder", "request_id", reply.RequestID)
@@ -172,6 +178,16 @@ func (a *Adapter) answer(ctx context.Context, channel, thread string, req bot.Re
 			a.logAPI(err, channel, "step", "post continuation", "request_id", reply.RequestID)
 			return
 		}
+	}
+}
+
+func (a *Adapter) deleteMessage(ctx context.Context, channel, ts string) {
+	err := a.retry(ctx, "chat.delete", func() error {
+		_, _, err := a.api.DeleteMessageContext(ctx, channel, ts)
+		return err
+	})
+	if err != nil {
+		a.logAPI(err, channel, "step", "delete placeholder")
 	}
 }
 
@@ -296,7 +312,7 @@ func (a *Adapter) onInteraction(ctx context.Context, cb slack.InteractionCallbac
 			if value == "" {
 				value = ba.SelectedOption.Value
 			}
-			act, err := decodeAction(value)
+			act, err := bot.DecodeAction(value)
 			if err != nil {
 				a.log.Warn("undecodable action", "action_id", ba.ActionID, logErr, err)
 				continue
@@ -318,7 +334,7 @@ func (a *Adapter) onInteraction(ctx context.Context, cb slack.InteractionCallbac
 			a.log.Warn("feedback modal metadata", logErr, err)
 			return
 		}
-		act, err := decodeAction(meta.Value)
+		act, err := bot.DecodeAction(meta.Value)
 		if err != nil {
 			a.log.Warn("feedback modal action", logErr, err)
 			return
@@ -342,8 +358,7 @@ func (a *Adapter) click(ctx context.Context, t target, c bot.Click) {
 	switch {
 	case r.Kind == bot.KindDuplicate:
 		return
-	case c.Action.Kind == bot.ActShare && r.Kind == bot.KindAnswer:
-		r.Private = false
+	case c.Action.Kind == bot.ActShare && !r.Private && (r.Kind == bot.KindAnswer || r.Kind == bot.KindRefusal):
 		qts, err := a.post(ctx, t.channel, "", sharedMessage(t.user, r.Question))
 		if err != nil {
 			a.logAPI(err, t.channel, "step", "post shared question")

@@ -349,7 +349,9 @@ func TestAskCommandEmptyShowsUsage(t *testing.T) {
 }
 
 func TestAskCommandPrivateAndShare(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.Private = func(ch string) bool { return ch == "C1" } })
+	h := newHarness(t, func(c *Config) {
+		c.Policy = func(team, ch string) Policy { return Policy{Private: team == "T1" && ch == "C1", RequireMention: true} }
+	})
 	res, _ := h.command("what is layer norm?")
 	wantStatus(t, res, http.StatusOK)
 	h.a.Wait(t.Context())
@@ -458,7 +460,7 @@ func TestIgnoredMessages(t *testing.T) {
 	tests := []struct {
 		name    string
 		event   map[string]any
-		mention bool // channel requires mentions
+		mention bool // follow-ups need a mention in the channel
 	}{
 		{"bot message", func() map[string]any {
 			m := channelMessage("C1", "channel", "2.1", followed, "beep")
@@ -496,14 +498,14 @@ func TestIgnoredMessages(t *testing.T) {
 		}(), false},
 		{"top-level channel message without mention", channelMessage("C1", "channel", "2.7", "", "what is attention?"), false},
 		{"thread footnote does not follow", channelMessage("C1", "channel", "2.8", "9.9", "and then?"), false},
-		{"follow-up where mentions are required", channelMessage("C1", "channel", "2.9", followed, "and then?"), true},
+		{"follow-up where follow-ups need a mention", channelMessage("C1", "channel", "2.9", followed, "and then?"), true},
 		// The control: the same follow-up where mentions are not required is answered.
 		{"control: follow-up answered", channelMessage("C1", "channel", "2.10", followed, "and then?"), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, func(c *Config) {
-				c.RequireMention = func(string) bool { return tt.mention }
+				c.Policy = func(string, string) Policy { return Policy{RequireMention: true, MentionFollowUps: tt.mention} }
 			})
 			h.core.following["C1/"+followed] = true
 			wantStatus(t, h.event(eventCallback("Ev-"+tt.name, tt.event), nil), http.StatusOK)
@@ -550,5 +552,40 @@ func viewSubmission(viewID, privateMetadata, comment string) map[string]any {
 				commentBlockID: map[string]any{commentActionID: map[string]any{"type": "plain_text_input", "value": comment}},
 			}},
 		},
+	}
+}
+
+func TestAmbientChannel(t *testing.T) {
+	// A channel without RequireMention: every top-level message is a question.
+	h := newHarness(t, func(c *Config) {
+		c.Policy = func(_, ch string) Policy { return Policy{RequireMention: ch != "C-QA"} }
+	})
+	wantStatus(t, h.event(eventCallback("Ev1", channelMessage("C-QA", "channel", "3.1", "", "what is dropout?")), nil), http.StatusOK)
+	wantStatus(t, h.event(eventCallback("Ev2", channelMessage("C-general", "channel", "3.2", "", "lunch?")), nil), http.StatusOK)
+	h.a.Wait(t.Context())
+	reqs := h.core.requests()
+	if len(reqs) != 1 || reqs[0].Channel != "C-QA" || reqs[0].Thread != "3.1" {
+		t.Fatalf("requests %+v, want one from C-QA in thread 3.1", reqs)
+	}
+}
+
+func TestPrivateReplyFromCore(t *testing.T) {
+	// The core may make a reply private on its own (usage help for a bare mention): the
+	// placeholder goes and only the asker sees the reply.
+	h := newHarness(t, nil)
+	h.core.ask = func(context.Context, bot.Request, func(string)) bot.Reply {
+		return bot.Reply{Kind: bot.KindUsage, Private: true, Paragraphs: []string{"Ask me a question about the papers."}}
+	}
+	wantStatus(t, h.event(eventCallback("Ev1", mention("C1", "4.1", "", "<@UBOT>")), nil), http.StatusOK)
+	h.a.Wait(t.Context())
+	if n := len(h.slack.callsOf("chat.delete")); n != 1 {
+		t.Errorf("placeholder deleted %d times, want 1", n)
+	}
+	eph := h.slack.callsOf("chat.postEphemeral")
+	if len(eph) != 1 || eph[0].Form.Get("user") != "U1" || eph[0].Form.Get("thread_ts") != "4.1" {
+		t.Fatalf("ephemeral replies %+v, want one to U1 in thread 4.1", eph)
+	}
+	if n := len(h.slack.callsOf("chat.update")); n != 0 {
+		t.Errorf("%d chat.update calls, want none", n)
 	}
 }

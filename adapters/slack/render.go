@@ -218,7 +218,7 @@ func actionBlocks(actions []bot.Action) []slack.Block {
 	if len(show) > maxSourceButtons {
 		var opts []*slack.OptionBlockObject
 		for _, a := range show[:min(len(show), maxOptions)] {
-			opts = append(opts, slack.NewOptionBlockObject(truncate(encodeAction(a), maxValue),
+			opts = append(opts, slack.NewOptionBlockObject(truncate(a.Encode(), maxValue),
 				plainText(truncate(fmt.Sprintf("Source %d", a.Source), maxOptionText)), nil))
 		}
 		elems = append(elems, slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, plainText("Show source…"), "footnote_src_select", opts...))
@@ -228,7 +228,7 @@ func actionBlocks(actions []bot.Action) []slack.Block {
 			continue
 		}
 		label, style := buttonLabel(a)
-		btn := slack.NewButtonBlockElement(actionID(a), truncate(encodeAction(a), maxValue), plainText(truncate(label, maxButtonText)))
+		btn := slack.NewButtonBlockElement(actionID(a), truncate(a.Encode(), maxValue), plainText(truncate(label, maxButtonText)))
 		btn.Style = style
 		elems = append(elems, btn)
 	}
@@ -253,6 +253,13 @@ func actionID(a bot.Action) string {
 }
 
 func buttonLabel(a bot.Action) (string, slack.Style) {
+	style := slack.Style("")
+	if a.Kind == bot.ActShare {
+		style = slack.StylePrimary
+	}
+	if a.Label != "" {
+		return a.Label, style
+	}
 	switch a.Kind {
 	case bot.ActShowSource:
 		return fmt.Sprintf("Show source %d", a.Source), ""
@@ -263,10 +270,7 @@ func buttonLabel(a bot.Action) (string, slack.Style) {
 	case bot.ActFeedbackDown:
 		return "👎", ""
 	case bot.ActShare:
-		return "Share with channel", slack.StylePrimary
-	}
-	if a.Label != "" {
-		return a.Label, ""
+		return "Share with channel", style
 	}
 	return string(a.Kind), ""
 }

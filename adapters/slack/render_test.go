@@ -60,20 +60,24 @@ func TestMrkdwn(t *testing.T) {
 	}
 }
 
-func TestActionRoundTrip(t *testing.T) {
-	for _, a := range sampleAnswer().Actions {
-		got, err := decodeAction(encodeAction(a))
-		if err != nil {
-			t.Fatalf("decode %q: %v", encodeAction(a), err)
+func TestButtonValuesDecode(t *testing.T) {
+	r := sampleAnswer()
+	var got []bot.Action
+	for _, b := range render(r)[0].Blocks {
+		ab, ok := b.(*slack.ActionBlock)
+		if !ok {
+			continue
 		}
-		if diff := cmp.Diff(bot.Action{Kind: a.Kind, AnswerID: a.AnswerID, Source: a.Source}, got); diff != "" {
-			t.Errorf("round trip (-want +got):\n%s", diff)
+		for _, e := range ab.Elements.ElementSet {
+			a, err := bot.DecodeAction(e.(*slack.ButtonBlockElement).Value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, bot.Action{Kind: a.Kind, AnswerID: a.AnswerID, Source: a.Source})
 		}
 	}
-	for _, bad := range []string{"", "src", "src:x:id", "zap:1:id"} {
-		if _, err := decodeAction(bad); err == nil {
-			t.Errorf("decodeAction(%q) succeeded, want error", bad)
-		}
+	if diff := cmp.Diff(r.Actions, got); diff != "" {
+		t.Errorf("decoded button values (-want +got):\n%s", diff)
 	}
 }
 

@@ -68,12 +68,9 @@ type Config struct {
 	HTTPClient *http.Client
 	// Now is the clock for request signature freshness. Nil means time.Now.
 	Now func() time.Time
-	// RequireMention reports whether a channel only answers messages that mention footnote,
-	// even in threads footnote follows. Nil means follow-ups need no mention anywhere.
-	RequireMention func(channel string) bool
-	// Private reports whether /ask answers in a channel are ephemeral (only the asker sees
-	// them, with a Share with channel button). Nil means public answers everywhere.
-	Private func(channel string) bool
+	// Policy gives a channel's behaviour; team is the Slack workspace id. Nil means
+	// DefaultPolicy everywhere. Wire it to bot.Route so adapter and core agree.
+	Policy func(team, channel string) Policy
 	// UpdateInterval is the minimum time between progressive chat.update calls while an answer
 	// is generated. Zero means 1s (chat.update is a Tier 3 method, ~50 per minute); negative
 	// disables progressive updates.
@@ -85,6 +82,31 @@ type Config struct {
 	// MaxRetries is how often a rate-limited (429) Web API call is retried after Retry-After.
 	// Zero means 3; negative disables retries.
 	MaxRetries int
+}
+
+// Policy is how footnote behaves in one channel.
+type Policy struct {
+	// Private makes /ask answers ephemeral: only the asker sees them, with a Share with
+	// channel button.
+	Private bool
+	// RequireMention: new questions in the channel must mention footnote. False makes every
+	// top-level message in the channel a question (a dedicated Q&A channel). DMs never need a
+	// mention.
+	RequireMention bool
+	// MentionFollowUps: follow-ups in threads footnote answered need a mention too. False
+	// (the default) treats every human message in such a thread as a follow-up.
+	MentionFollowUps bool
+}
+
+// DefaultPolicy is the Policy when Config.Policy is nil: public answers, questions by mention,
+// follow-ups without one.
+var DefaultPolicy = Policy{RequireMention: true}
+
+func (a *Adapter) policy(team, channel string) Policy {
+	if a.cfg.Policy == nil {
+		return DefaultPolicy
+	}
+	return a.cfg.Policy(team, channel)
 }
 
 // Adapter connects Slack to the core.

@@ -210,7 +210,7 @@ func TestSocketModeMentionThreadFlow(t *testing.T) {
 		t.Fatalf("clicks (-want +got):\n%s", diff)
 	}
 	want := bot.Click{
-		Action:   bot.Action{Kind: bot.ActFeedbackDown, AnswerID: "ans_01"},
+		Action:   bot.Action{Kind: bot.ActFeedbackDown, AnswerID: "ans_01", Label: "👎"},
 		Platform: "slack", Tenant: "T1", Channel: "C1", User: "U1",
 		Comment: "It missed the feed-forward size.",
 	}

@@ -1,0 +1,164 @@
+package rag
+
+import (
+	"context"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestIsJunk(t *testing.T) {
+	cases := []struct {
+		s    string
+		junk bool
+	}{
+		{"Multi-head attention allows the model to jointly attend to information.", false},
+		{"In this work we employ h = 8 parallel attention layers, or heads.", false},
+		{"The model reaches 28.4 BLEU on the WMT 2014 English-to-German task.", false},
+		{"Figure 2: (left) Scaled Dot-Product Attention consists of several layers.", true},
+		{"Table 3: Variations on the Transformer architecture are listed here.", true},
+		{"[12] Zhouhan Lin, Minwei Feng, and Yoshua Bengio. A structured self-attentive sentence embedding.", true},
+		{"Zhouhan Lin, Minwei Feng, and Yoshua Bengio. A structured self-attentive sentence embedding. arXiv preprint arXiv:1703.03130, 2017.", true},
+		{"In Proceedings of the Conference on Empirical Methods in Natural Language Processing, pages 1-10, 2016.", true},
+		{"Attention(Q, K, V) = softmax(QK^T / sqrt(d_k)) V where Q = XW.", true},
+		{"The output is computed as \ufffd\ufffd of the values and more words here.", true},
+		{"and the second is a position-wise feed-forward network.", true},
+		{"The encoder is composed of a stack of N = 6 identical", true},
+		{"Too short here.", true},
+		{"1 2 3 4 5 6 7 8 9 10 11 12 13 14 15.", true},
+	}
+	for _, c := range cases {
+		if got := isJunk(c.s); got != c.junk {
+			t.Errorf("isJunk(%q) = %v, want %v", c.s, got, c.junk)
+		}
+	}
+}
+
+func TestWithCitation(t *testing.T) {
+	cases := map[string]string{
+		"It works.":       "It works [2].",
+		"Does it work?":   "Does it work [2]?",
+		`He said "stop."`: `He said "stop [2]."`,
+		"No final stop":   "No final stop [2].",
+	}
+	for in, want := range cases {
+		if got := withCitation(in, 2); got != want {
+			t.Errorf("withCitation(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+var markerRE = regexp.MustCompile(`\[(\d+)\]`)
+
+// TestExtractiveScorers checks each scorer picks the answering sentences, cites only the
+// sources given, skips junk and composes 1–4 sentences.
+func TestExtractiveScorers(t *testing.T) {
+	junk := Chunk{ID: "c-junk", Text: "Figure 2: Multi-head attention heads consist of several attention layers running in parallel.\n\n[12] A. Heads, B. Attention. Multi-head attention heads. arXiv preprint arXiv:1703.03130, 2017.\n\nheads = 8 \ufffd\ufffd multi-head attention heads (h = 8) dk = dv = 64."}
+	sources := sourcesOf(junk, pHeads, pEncoder, pTraining)
+	query := "How many heads does multi-head attention use?"
+	want := "In this work we employ h = 8 parallel attention layers, or heads"
+
+	overlapScore := func(q string, passages []string) []float64 { return overlapScores(q, passages) }
+	cases := []struct {
+		name string
+		cfg  Config
+	}{
+		{"overlap", Config{}},
+		{"reranker", Config{Reranker: fnReranker(overlapScore)}},
+		{"embedder", Config{Embedders: []Embedder{bowEmbedder{}}}},
+		{"failing reranker falls back", Config{Reranker: fnReranker(nil)}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := testPipeline(t, c.cfg)
+			got := p.extractive(t.Context(), query, sources)
+			if !strings.Contains(got, want) {
+				t.Errorf("answer %q lacks %q", got, want)
+			}
+			n := len(splitSentences(got))
+			if n < 1 || n > extractiveMax {
+				t.Errorf("answer has %d sentences: %q", n, got)
+			}
+			for _, m := range markerRE.FindAllStringSubmatch(got, -1) {
+				k, _ := strconv.Atoi(m[1])
+				if k < 1 || k > extractiveChunks {
+					t.Errorf("answer cites [%d], beyond the %d sources used: %q", k, extractiveChunks, got)
+				}
+				if k == 1 {
+					t.Errorf("answer cites the junk-only source: %q", got)
+				}
+			}
+			for _, s := range splitSentences(got) {
+				if !markerRE.MatchString(s) {
+					t.Errorf("sentence without citation: %q", s)
+				}
+			}
+		})
+	}
+}
+
+func TestExtractiveNothingUsable(t *testing.T) {
+	p := testPipeline(t, Config{})
+	if got := p.extractive(t.Context(), "heads", sourcesOf(Chunk{Text: "Figure 1: The Transformer model architecture overview here."})); got != "" {
+		t.Errorf("got %q, want no answer from junk", got)
+	}
+}
+
+func TestPickSentencesDeduplicates(t *testing.T) {
+	mk := func(text string, score float64) sentence {
+		return sentence{text: text, score: score, terms: termSet(text)}
+	}
+	got := pickSentences([]sentence{
+		mk("The model uses eight parallel attention heads in every layer.", 0.9),
+		mk("The model uses eight parallel attention heads in each layer.", 0.88),
+		mk("Each head has a reduced dimension of sixty-four values.", 0.8),
+		mk("Training used the WMT 2014 English-German dataset here.", 0.01),
+	}, false)
+	var texts []string
+	for _, s := range got {
+		texts = append(texts, s.text)
+	}
+	want := []string{"The model uses eight parallel attention heads in every layer.", "Each head has a reduced dimension of sixty-four values."}
+	if strings.Join(texts, "|") != strings.Join(want, "|") {
+		t.Errorf("picked %q, want %q", texts, want)
+	}
+}
+
+// fnReranker scores with f; a nil f fails, so the next scorer must take over.
+type fnReranker func(q string, passages []string) []float64
+
+func (f fnReranker) Score(_ context.Context, q string, passages []string) ([]float64, error) {
+	if f == nil {
+		return nil, context.DeadlineExceeded
+	}
+	return f(q, passages), nil
+}
+
+// bowEmbedder embeds text as a hashed bag of stemmed terms, enough for cosine to prefer
+// sentences sharing the query's words.
+type bowEmbedder struct{}
+
+func (bowEmbedder) Info() ModelInfo { return ModelInfo{Name: "bow", Dim: 64, Metric: Cosine} }
+func (e bowEmbedder) EmbedQuery(_ context.Context, s string) ([]float32, error) {
+	return bow(s), nil
+}
+func (e bowEmbedder) EmbedDocuments(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, s := range texts {
+		out[i] = bow(s)
+	}
+	return out, nil
+}
+
+func bow(s string) []float32 {
+	v := make([]float32, 64)
+	for _, t := range terms(s) {
+		h := 0
+		for _, r := range t {
+			h = h*31 + int(r)
+		}
+		v[(h%64+64)%64]++
+	}
+	return v
+}

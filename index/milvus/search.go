@@ -1,0 +1,248 @@
+package milvus
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/milvus-io/milvus-sdk-go/v2/client"
+	"github.com/milvus-io/milvus-sdk-go/v2/entity"
+
+	"github.com/footnote-dev/footnote/rag"
+)
+
+// Search returns at most req.Limit hits, best first: one retriever is a plain search on its
+// field, several are one HybridSearch fused by Milvus (RRF with k = req.Fusion.K, or
+// weighted). Hits of document versions being replaced are dropped (see the package comment).
+func (s *Store) Search(ctx context.Context, req rag.SearchRequest) ([]rag.Hit, error) {
+	limit := req.Limit
+	if limit <= 0 {
+		limit = 20
+	}
+	expr := filterExpr(req.Filter)
+	type sub struct {
+		field  string
+		metric entity.MetricType
+		vector entity.Vector
+		param  entity.SearchParam
+	}
+	var subs []sub
+	var weights []float64
+	weighted := strings.EqualFold(req.Fusion.Method, "weighted")
+	nRetrievers := len(req.Dense)
+	if req.Sparse != nil {
+		nRetrievers++
+	}
+	if weighted && nRetrievers > 1 && len(req.Fusion.Weights) != nRetrievers {
+		return nil, fmt.Errorf("search: weighted fusion needs %d weights, got %d", nRetrievers, len(req.Fusion.Weights))
+	}
+	for i, d := range req.Dense {
+		m, ok := s.byName[d.Model]
+		if !ok {
+			return nil, fmt.Errorf("search: %w", s.unknownModel(d.Model))
+		}
+		if len(d.Vector) != m.Dim {
+			return nil, fmt.Errorf("search: %s query vector has %d dimensions, want %d", d.Model, len(d.Vector), m.Dim)
+		}
+		mt, _ := metricType(m.Metric)
+		// ef must be at least the number of results; 64 keeps recall high for small limits.
+		sp, err := entity.NewIndexHNSWSearchParam(max(64, limit))
+		if err != nil {
+			return nil, fmt.Errorf("search: %s", plain(err))
+		}
+		subs = append(subs, sub{d.Model, mt, entity.FloatVector(d.Vector), sp})
+		if weighted && nRetrievers > 1 {
+			weights = append(weights, req.Fusion.Weights[i])
+		}
+	}
+	if req.Sparse != nil {
+		e, err := sparseEmbedding(*req.Sparse)
+		if err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+		// A query without terms matches nothing; Milvus rejects empty sparse vectors, and
+		// leaving the retriever out fuses the others exactly as an empty ranking would.
+		if e.Len() > 0 {
+			sp, err := entity.NewIndexSparseInvertedSearchParam(0)
+			if err != nil {
+				return nil, fmt.Errorf("search: %s", plain(err))
+			}
+			subs = append(subs, sub{fBM25, entity.IP, e, sp})
+			if weighted && nRetrievers > 1 {
+				weights = append(weights, req.Fusion.Weights[len(req.Dense)])
+			}
+		}
+	}
+	if len(subs) == 0 {
+		return nil, nil
+	}
+
+	var res []client.SearchResult
+	var err error
+	if len(subs) == 1 {
+		sb := subs[0]
+		err = s.do(ctx, "search "+sb.field, func(ctx context.Context) (err error) {
+			res, err = s.c.Search(ctx, s.coll, nil, expr, chunkScalars, []entity.Vector{sb.vector}, sb.field, sb.metric, limit, sb.param)
+			return err
+		})
+	} else {
+		reqs := make([]*client.ANNSearchRequest, len(subs))
+		for i, sb := range subs {
+			reqs[i] = client.NewANNSearchRequest(sb.field, sb.metric, expr, []entity.Vector{sb.vector}, sb.param, limit)
+		}
+		var rr client.Reranker
+		if weighted {
+			rr = client.NewWeightedReranker(weights)
+		} else {
+			k := req.Fusion.K
+			if k <= 0 {
+				k = 60
+			}
+			rr = client.NewRRFReranker().WithK(float64(k))
+		}
+		err = s.do(ctx, "hybrid search", func(ctx context.Context) (err error) {
+			res, err = s.c.HybridSearch(ctx, s.coll, nil, limit, chunkScalars, rr, reqs)
+			return err
+		})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("search %s: %w", s.coll, err)
+	}
+	if len(res) == 0 || res[0].ResultCount == 0 {
+		return nil, nil
+	}
+	if res[0].Err != nil {
+		return nil, fmt.Errorf("search %s: %s", s.coll, plain(res[0].Err))
+	}
+	r := newRows(res[0].Fields)
+	// L2 is a distance; Hit.Score is higher-is-better.
+	negate := len(subs) == 1 && subs[0].metric == entity.L2
+	hits := make([]rag.Hit, 0, r.n)
+	seq := make([]int, 0, r.n)
+	hashes := make([]string, 0, r.n)
+	for i := 0; i < r.n; i++ {
+		score := float64(res[0].Scores[i])
+		if negate {
+			score = -score
+		}
+		hits = append(hits, rag.Hit{Chunk: r.chunk(i), Score: score})
+		seq = append(seq, r.int(fSeq, i))
+		hashes = append(hashes, r.str(fDocHash, i))
+	}
+	if r.err != nil {
+		return nil, fmt.Errorf("search %s: %w", s.coll, r.err)
+	}
+	keep, err := s.visibleMask(ctx, hits, hashes, seq)
+	if err != nil {
+		return nil, fmt.Errorf("search %s: %w", s.coll, err)
+	}
+	out := hits[:0]
+	for i, h := range hits {
+		if keep[i] {
+			out = append(out, h)
+		}
+	}
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// visibleMask reports for each hit whether it belongs to its document's current version.
+func (s *Store) visibleMask(ctx context.Context, hits []rag.Hit, hashes []string, seq []int) ([]bool, error) {
+	var ids []string
+	seen := map[string]bool{}
+	for _, h := range hits {
+		if !seen[h.Chunk.DocID] {
+			seen[h.Chunk.DocID] = true
+			ids = append(ids, h.Chunk.DocID)
+		}
+	}
+	recs, err := s.records(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	keep := make([]bool, len(hits))
+	for i, h := range hits {
+		rec, ok := recs[h.Chunk.DocID]
+		keep[i] = ok && rec.visible(hashes[i], seq[i])
+	}
+	return keep, nil
+}
+
+// Chunks returns the chunks with the given ids, in the order asked; an unknown id (or one
+// of a replaced document version) is an error wrapping rag.ErrNotFound.
+func (s *Store) Chunks(ctx context.Context, ids []string) ([]rag.Chunk, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	found := map[string]rag.Chunk{}
+	hash := map[string]string{}
+	seq := map[string]int{}
+	uniq := make([]string, 0, len(ids))
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			uniq = append(uniq, id)
+		}
+	}
+	for start := 0; start < len(uniq); start += exprBatch {
+		part := uniq[start:min(start+exprBatch, len(uniq))]
+		var rs client.ResultSet
+		if err := s.do(ctx, "read chunks", func(ctx context.Context) (err error) {
+			rs, err = s.c.Query(ctx, s.coll, nil, fChunkID+" in "+quoteList(part), chunkScalars)
+			return err
+		}); err != nil {
+			return nil, fmt.Errorf("chunks: %w", err)
+		}
+		r := newRows(rs)
+		for i := 0; i < r.n; i++ {
+			c := r.chunk(i)
+			found[c.ID] = c
+			hash[c.ID] = r.str(fDocHash, i)
+			seq[c.ID] = r.int(fSeq, i)
+		}
+		if r.err != nil {
+			return nil, fmt.Errorf("chunks: %w", r.err)
+		}
+	}
+	hits := make([]rag.Hit, 0, len(found))
+	var hs []string
+	var sq []int
+	for _, c := range found {
+		hits = append(hits, rag.Hit{Chunk: c})
+		hs = append(hs, hash[c.ID])
+		sq = append(sq, seq[c.ID])
+	}
+	keep, err := s.visibleMask(ctx, hits, hs, sq)
+	if err != nil {
+		return nil, fmt.Errorf("chunks: %w", err)
+	}
+	for i, h := range hits {
+		if !keep[i] {
+			delete(found, h.Chunk.ID)
+		}
+	}
+	out := make([]rag.Chunk, 0, len(ids))
+	for _, id := range ids {
+		c, ok := found[id]
+		if !ok {
+			return nil, fmt.Errorf("chunk %s: %w", id, rag.ErrNotFound)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// filterExpr is the Milvus boolean expression for f; "" means no restriction.
+func filterExpr(f rag.Filter) string {
+	var parts []string
+	if len(f.DocIDs) > 0 {
+		parts = append(parts, fDocID+" in "+quoteList(f.DocIDs))
+	}
+	if f.SectionPrefix != "" {
+		parts = append(parts, fSection0+" like "+likePrefix(f.SectionPrefix))
+	}
+	return strings.Join(parts, " and ")
+}

@@ -21,7 +21,7 @@ var (
 	// "1. Introduction", "A Appendix", "B.2 Details".
 	reNumbered  = regexp.MustCompile(`^((?:\d{1,2}|[A-Z])(?:\.\d{1,2}){0,3})\.?\s+(\S.*)$`)
 	reKnown     = regexp.MustCompile(`(?i)^(abstract|introduction|related work|background|preliminaries|methods?|methodology|approach|models?|model architecture|architecture|experiments?|experimental (setup|results)|evaluation|results|analysis|discussion|conclusions?|conclusions? and future work|limitations|future work|references|bibliography|acknowledge?ments?|appendix( [a-z])?|appendices|supplementary material)\s*[.:]?$`)
-	reSentence  = regexp.MustCompile(`(^|[^v]|[^s]v)[a-z0-9)]\. [A-Z]`) // a sentence end, not "vs. X"
+	reSentence  = regexp.MustCompile(`([\w)]+)\. [A-Z]`)
 	reJunkTitle = regexp.MustCompile(`(?i)^(microsoft (word|powerpoint) ?-|untitled|layout \d|arxiv|title$)|\.(docx?|pdf|dvi|tex|ps|indd|qxd)$`)
 )
 
@@ -358,7 +358,7 @@ func (h *headings) detect(l line) (string, int, bool) {
 	}
 	num, rest := m[1], m[2]
 	first := []rune(rest)[0]
-	if !unicode.IsUpper(first) || letters(rest) < 3 || strings.HasSuffix(rest, ".") || strings.HasSuffix(rest, ",") || reSentence.MatchString(rest) {
+	if !unicode.IsUpper(first) || letters(rest) < 3 || strings.HasSuffix(rest, ".") || strings.HasSuffix(rest, ",") || hasSentenceEnd(rest) {
 		return "", 0, false
 	}
 	parts := strings.Split(num, ".")
@@ -394,4 +394,17 @@ func (h *headings) detect(l line) (string, int, bool) {
 	h.letter = letter
 	h.appendix = true
 	return name, level, true
+}
+
+// hasSentenceEnd reports whether s holds a full stop followed by another sentence, which
+// a heading does not ("3 QLoRA vs. Standard Finetuning" does not count).
+func hasSentenceEnd(s string) bool {
+	for _, m := range reSentence.FindAllStringSubmatch(s, -1) {
+		switch strings.ToLower(m[1]) {
+		case "vs", "al", "e.g", "i.e", "etc", "cf", "fig", "eq", "no":
+		default:
+			return true
+		}
+	}
+	return false
 }

@@ -245,6 +245,7 @@ type fakeSlack struct {
 	calls     []apiCall
 	ts        int
 	limited   map[string]int // method → 429 answers still to give
+	outside   map[string]bool // channels footnote is not a member of
 	envelopes chan string    // sent to the socket mode client
 	acks      chan ack       // envelope ids the client acknowledged
 	conns     atomic.Int32
@@ -257,9 +258,9 @@ type ack struct {
 
 func newFakeSlack(t *testing.T) *fakeSlack {
 	t.Helper()
-	f := &fakeSlack{limited: map[string]int{}, envelopes: make(chan string, 16), acks: make(chan ack, 16)}
+	f := &fakeSlack{limited: map[string]int{}, outside: map[string]bool{}, envelopes: make(chan string, 16), acks: make(chan ack, 16)}
 	f.srv = slacktest.NewTestServer(func(c slacktest.Customize) {
-		for _, m := range []string{"chat.postMessage", "chat.update", "chat.postEphemeral", "chat.delete", "views.open"} {
+		for _, m := range []string{"chat.postMessage", "chat.update", "chat.postEphemeral", "chat.delete", "views.open", "respond"} {
 			c.Handle("/"+m, f.record(m))
 		}
 		c.Handle("/ws", slacktest.Websocket(f.socket))
@@ -286,6 +287,13 @@ func (f *fakeSlack) record(method string) http.HandlerFunc {
 			// Slack's rate-limit response: HTTP 429 with Retry-After in seconds.
 			w.Header().Set("Retry-After", "1")
 			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		if f.outside[c.Form.Get("channel")] {
+			f.calls = append(f.calls, apiCall{Method: method + " (not_in_channel)", Form: c.Form, Seq: c.Seq})
+			f.mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"ok":false,"error":"not_in_channel"}`)
 			return
 		}
 		f.ts++

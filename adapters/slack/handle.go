@@ -114,9 +114,13 @@ func (a *Adapter) onCommand(ctx context.Context, cmd slack.SlashCommand) {
 	qts, err := a.post(ctx, cmd.ChannelID, "", askedMessage(cmd.UserID, text))
 	if err != nil {
 		a.logAPI(err, cmd.ChannelID, "step", "post question")
-		// The channel may not have footnote in it: answer only the asker.
+		// footnote is probably not a member of the channel (not_in_channel): answer the asker
+		// alone, through response_url when even an ephemeral message is refused.
 		req.Private = true
-		a.sendEphemeral(ctx, cmd.ChannelID, cmd.UserID, "", a.core.Ask(ctx, req, nil))
+		r := withShare(a.core.Ask(ctx, req, nil))
+		if !a.sendEphemeral(ctx, cmd.ChannelID, cmd.UserID, "", r) && cmd.ResponseURL != "" {
+			a.respond(ctx, cmd.ResponseURL, r)
+		}
 		return
 	}
 	req.Thread = qts
@@ -191,14 +195,31 @@ func (a *Adapter) deleteMessage(ctx context.Context, channel, ts string) {
 	}
 }
 
-// sendEphemeral shows a reply to one user only.
-func (a *Adapter) sendEphemeral(ctx context.Context, channel, user, thread string, r bot.Reply) {
+// sendEphemeral shows a reply to one user only; false when Slack refused it.
+func (a *Adapter) sendEphemeral(ctx context.Context, channel, user, thread string, r bot.Reply) bool {
 	if r.Kind == bot.KindDuplicate {
-		return
+		return true
 	}
 	for _, m := range render(r) {
 		if err := a.ephemeral(ctx, channel, user, thread, m); err != nil {
 			a.logAPI(err, channel, "step", "post ephemeral", "request_id", r.RequestID)
+			return false
+		}
+	}
+	return true
+}
+
+// respond answers a slash command through its response_url (5 uses in 30 minutes), which
+// works in channels footnote is not a member of.
+func (a *Adapter) respond(ctx context.Context, responseURL string, r bot.Reply) {
+	for _, m := range render(r) {
+		err := a.retry(ctx, "response_url", func() error {
+			_, _, err := a.api.PostMessageContext(ctx, "", slack.MsgOptionResponseURL(responseURL, slack.ResponseTypeEphemeral),
+				slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...))
+			return err
+		})
+		if err != nil {
+			a.log.Error("slack response_url", "request_id", r.RequestID, logErr, err)
 			return
 		}
 	}

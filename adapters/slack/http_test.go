@@ -91,10 +91,15 @@ func (h *harness) event(body string, header http.Header) *http.Response {
 
 func (h *harness) command(text string) (*http.Response, time.Duration) {
 	h.t.Helper()
+	return h.commandIn("C1", text)
+}
+
+func (h *harness) commandIn(channel, text string) (*http.Response, time.Duration) {
+	h.t.Helper()
 	form := url.Values{
-		"token": {"legacy"}, "team_id": {"T1"}, "team_domain": {"lab"}, "channel_id": {"C1"},
+		"token": {"legacy"}, "team_id": {"T1"}, "team_domain": {"lab"}, "channel_id": {channel},
 		"channel_name": {"papers"}, "user_id": {"U1"}, "user_name": {"ada"}, "command": {"/ask"},
-		"text": {text}, "response_url": {"https://hooks.slack.com/commands/T1/1/x"},
+		"text": {text}, "response_url": {h.slack.srv.GetAPIURL() + "respond"},
 		"trigger_id": {"trig-" + strconv.FormatInt(time.Now().UnixNano(), 36)},
 	}
 	start := time.Now()
@@ -587,5 +592,28 @@ func TestPrivateReplyFromCore(t *testing.T) {
 	}
 	if n := len(h.slack.callsOf("chat.update")); n != 0 {
 		t.Errorf("%d chat.update calls, want none", n)
+	}
+}
+
+func TestAskCommandOutsideChannel(t *testing.T) {
+	// footnote is not in the channel: chat.postMessage and chat.postEphemeral fail with
+	// not_in_channel, and the answer reaches the asker through response_url.
+	h := newHarness(t, nil)
+	h.slack.mu.Lock()
+	h.slack.outside["C-out"] = true
+	h.slack.mu.Unlock()
+	res, _ := h.commandIn("C-out", "what is attention?")
+	wantStatus(t, res, http.StatusOK)
+	h.a.Wait(t.Context())
+	got := h.slack.callsOf("respond")
+	if len(got) != 1 {
+		t.Fatalf("got %d response_url posts, want 1; calls: %v", len(got), h.slack.list())
+	}
+	if got[0].JSON["response_type"] != "ephemeral" {
+		t.Errorf("response_type %v, want ephemeral", got[0].JSON["response_type"])
+	}
+	raw, _ := json.Marshal(got[0].JSON["blocks"])
+	if !strings.Contains(string(raw), "Attention Is All You Need") {
+		t.Errorf("response_url blocks lack the answer: %s", raw)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 )
 
 // GeneratorExtractive is Answer.Generator for answers composed from the sources' sentences.
@@ -235,15 +236,17 @@ func (p *Pipeline) generate(ctx context.Context, msgs []Message, sources int, fn
 	var raw strings.Builder
 	decided := false
 	refusal := strings.ToLower(Refusal)
-	emit := func(s string) error {
-		if out := res.citer.Write(s); out != "" {
-			if !res.streamed {
-				out = strings.TrimLeft(out, " \n")
-			}
-			res.streamed = true
-			if err := fn(out); err != nil {
-				return streamError{err}
-			}
+	// send passes final text to fn, without leading space at the start of the answer.
+	send := func(out string) error {
+		if !res.streamed {
+			out = strings.TrimLeft(out, " \t\n")
+		}
+		if out == "" {
+			return nil
+		}
+		res.streamed = true
+		if err := fn(out); err != nil {
+			return streamError{err}
 		}
 		return nil
 	}
@@ -257,7 +260,7 @@ func (p *Pipeline) generate(ctx context.Context, msgs []Message, sources int, fn
 		}
 		raw.WriteString(delta)
 		if decided {
-			return emit(delta)
+			return send(res.citer.Write(delta))
 		}
 		t := refusalProbe(raw.String())
 		if len(t) < len(refusal) && strings.HasPrefix(refusal, t) {
@@ -268,28 +271,25 @@ func (p *Pipeline) generate(ctx context.Context, msgs []Message, sources int, fn
 			res.refused = true
 			return nil
 		}
-		return emit(raw.String())
+		return send(res.citer.Write(raw.String()))
 	})
 	if err != nil {
 		return res, err
 	}
-	if !decided && !res.refused {
+	if res.refused {
+		return res, nil
+	}
+	if !decided {
 		if refusalProbe(raw.String()) == strings.TrimSuffix(refusal, ".") {
 			res.refused = true
-		} else if err := emit(raw.String()); err != nil {
+			return res, nil
+		}
+		if err := send(res.citer.Write(raw.String())); err != nil {
 			return res, err
 		}
 	}
-	if out := res.citer.Flush(); out != "" {
-		if !res.streamed {
-			out = strings.TrimLeft(out, " \n")
-		}
-		res.streamed = true
-		if err := fn(out); err != nil {
-			return res, streamError{err}
-		}
-	}
-	return res, nil
+	// Trailing space is held by the citer and not part of the answer.
+	return res, send(strings.TrimRightFunc(res.citer.Flush(), unicode.IsSpace))
 }
 
 // refusalProbe lower-cases the start of a reply without leading space or emphasis, for

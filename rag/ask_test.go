@@ -404,6 +404,7 @@ func TestAskModelRefusal(t *testing.T) {
 		refused bool
 	}{
 		{"exact sentence", []string{"Not found", " in indexed", " documents."}, true},
+		{"empty reply", []string{" ", "\n"}, true},
 		{"exact sentence without period", []string{"Not found in indexed documents"}, true},
 		{"exact sentence then chatter", []string{"Not found in indexed documents. The sources discuss other things."}, true},
 		{"insufficient in other words", []string{"The provided context is insufficient to answer this question."}, true},
@@ -424,7 +425,7 @@ func TestAskModelRefusal(t *testing.T) {
 				if ans.Text != rag.Refusal || len(ans.Sources) != 0 || ans.Citations != 0 {
 					t.Errorf("refusal answer %+v", ans)
 				}
-				if strings.HasPrefix(c.deltas[0], "Not found") && streamed != rag.Refusal {
+				if (strings.HasPrefix(c.deltas[0], "Not found") || strings.TrimSpace(c.deltas[0]) == "") && streamed != rag.Refusal {
 					t.Errorf("streamed %q, want exactly the refusal", streamed)
 				}
 				return

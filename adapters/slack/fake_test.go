@@ -244,10 +244,10 @@ type fakeSlack struct {
 	mu        sync.Mutex
 	calls     []apiCall
 	ts        int
-	limited   map[string]int // method → 429 answers still to give
+	limited   map[string]int  // method → 429 answers still to give
 	outside   map[string]bool // channels footnote is not a member of
-	envelopes chan string    // sent to the socket mode client
-	acks      chan ack       // envelope ids the client acknowledged
+	envelopes chan string     // sent to the socket mode client
+	acks      chan ack        // envelope ids the client acknowledged
 	conns     atomic.Int32
 }
 

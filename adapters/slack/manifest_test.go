@@ -1,0 +1,117 @@
+package slack
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"gopkg.in/yaml.v3"
+)
+
+type manifest struct {
+	Features struct {
+		AppHome struct {
+			MessagesTab         bool `yaml:"messages_tab_enabled"`
+			MessagesTabReadOnly bool `yaml:"messages_tab_read_only_enabled"`
+		} `yaml:"app_home"`
+		SlashCommands []struct {
+			Command string `yaml:"command"`
+			URL     string `yaml:"url"`
+		} `yaml:"slash_commands"`
+	} `yaml:"features"`
+	OAuth struct {
+		Scopes struct {
+			Bot []string `yaml:"bot"`
+		} `yaml:"scopes"`
+	} `yaml:"oauth_config"`
+	Settings struct {
+		Events struct {
+			RequestURL string   `yaml:"request_url"`
+			BotEvents  []string `yaml:"bot_events"`
+		} `yaml:"event_subscriptions"`
+		Interactivity struct {
+			Enabled    bool   `yaml:"is_enabled"`
+			RequestURL string `yaml:"request_url"`
+		} `yaml:"interactivity"`
+		SocketMode bool `yaml:"socket_mode_enabled"`
+	} `yaml:"settings"`
+}
+
+// TestManifests checks the app manifests ask for exactly the scopes the adapter uses and
+// subscribe to the events it handles; HTTP mode URLs must be routes Handler serves.
+func TestManifests(t *testing.T) {
+	// The scope each event needs (Slack's Events API reference).
+	eventScope := map[string]string{
+		"app_mention":      "app_mentions:read",
+		"message.channels": "channels:history",
+		"message.groups":   "groups:history",
+		"message.im":       "im:history",
+	}
+	// chat:write for chat.postMessage/update/postEphemeral/delete, commands for /ask.
+	wantScopes := []string{"app_mentions:read", "channels:history", "chat:write", "commands", "groups:history", "im:history"}
+	for _, tt := range []struct {
+		file   string
+		socket bool
+	}{{"manifest.yaml", true}, {"manifest-http.yaml", false}} {
+		t.Run(tt.file, func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join("..", "..", "deploy", "slack", tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m manifest
+			if err := yaml.Unmarshal(raw, &m); err != nil {
+				t.Fatal(err)
+			}
+			scopes := slices.Sorted(slices.Values(m.OAuth.Scopes.Bot))
+			if diff := cmp.Diff(wantScopes, scopes); diff != "" {
+				t.Errorf("bot scopes (-want +got):\n%s", diff)
+			}
+			events := slices.Sorted(slices.Values(m.Settings.Events.BotEvents))
+			if diff := cmp.Diff([]string{"app_mention", "message.channels", "message.groups", "message.im"}, events); diff != "" {
+				t.Errorf("bot events (-want +got):\n%s", diff)
+			}
+			for _, e := range events {
+				if !slices.Contains(scopes, eventScope[e]) {
+					t.Errorf("event %s needs scope %s", e, eventScope[e])
+				}
+			}
+			if len(m.Features.SlashCommands) != 1 || m.Features.SlashCommands[0].Command != "/ask" {
+				t.Errorf("slash commands %+v, want /ask", m.Features.SlashCommands)
+			}
+			if !m.Settings.Interactivity.Enabled {
+				t.Error("interactivity disabled: buttons would not work")
+			}
+			if !m.Features.AppHome.MessagesTab || m.Features.AppHome.MessagesTabReadOnly {
+				t.Error("the Messages tab must be enabled and writable for DMs")
+			}
+			if m.Settings.SocketMode != tt.socket {
+				t.Errorf("socket_mode_enabled = %v, want %v", m.Settings.SocketMode, tt.socket)
+			}
+			if tt.socket {
+				return
+			}
+			a, err := New(Config{BotToken: "xoxb-test", Core: newFakeCore(), SigningSecret: "s"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, u := range []string{m.Settings.Events.RequestURL, m.Features.SlashCommands[0].URL, m.Settings.Interactivity.RequestURL} {
+				pu, err := url.Parse(u)
+				if err != nil || pu.Scheme != "https" {
+					t.Errorf("request URL %q is not https", u)
+					continue
+				}
+				// Unsigned requests to a served route get 401, unknown routes 404.
+				rec := httptest.NewRecorder()
+				a.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodPost, pu.Path, nil))
+				if rec.Code != http.StatusUnauthorized {
+					t.Errorf("POST %s: status %d, want 401 from a served route", pu.Path, rec.Code)
+				}
+			}
+		})
+	}
+}

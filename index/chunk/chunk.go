@@ -463,7 +463,13 @@ func (s *splitter) merge(ps []piece) []piece {
 				target = j
 				return true
 			}
-			if !(try(i-1, true) || try(i+1, true) || try(i-1, false) || try(i+1, false)) {
+			// Across a section boundary, prefer the neighbour whose section is closer: a
+			// parent section's short introduction joins its first subsection.
+			prev, next := i-1, i+1
+			if next < len(ps) && prev >= 0 && common(ps[next].section, ps[i].section) > common(ps[prev].section, ps[i].section) {
+				prev, next = next, prev
+			}
+			if !(try(i-1, true) || try(i+1, true) || try(prev, false) || try(next, false)) {
 				continue
 			}
 			a, b := min(i, target), max(i, target)
@@ -486,6 +492,15 @@ func (s *splitter) join(a, b piece) piece {
 	p.pageStart, p.pageEnd = minPos(a.pageStart, b.pageStart), max(a.pageEnd, b.pageEnd)
 	p.lineStart, p.lineEnd = minPos(a.lineStart, b.lineStart), max(a.lineEnd, b.lineEnd)
 	return p
+}
+
+// common is the length of the common prefix of two section paths.
+func common(a, b []string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
 }
 
 // minPos is the smaller of two positions where zero means unset.

@@ -1,12 +1,14 @@
 package slack
 
 import (
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -113,5 +115,19 @@ func TestManifests(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestConfigLogValueRedacts(t *testing.T) {
+	var buf syncBuffer
+	log := slog.New(slog.NewJSONHandler(&buf, nil))
+	log.Info("config", "slack", Config{BotToken: "xoxb-secret-1", AppToken: "xapp-secret-2", SigningSecret: "secret-3"})
+	for _, secret := range []string{"xoxb-secret-1", "xapp-secret-2", "secret-3"} {
+		if strings.Contains(buf.String(), secret) {
+			t.Errorf("log leaks %q: %s", secret, buf.String())
+		}
+	}
+	if !strings.Contains(buf.String(), "[redacted]") {
+		t.Errorf("log %s, want [redacted] fields", buf.String())
 	}
 }

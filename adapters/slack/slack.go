@@ -84,6 +84,26 @@ type Config struct {
 	MaxRetries int
 }
 
+// LogValue keeps the tokens and the signing secret out of logs.
+func (c Config) LogValue() slog.Value {
+	redact := func(s string) string {
+		if s == "" {
+			return ""
+		}
+		return "[redacted]"
+	}
+	return slog.GroupValue(
+		slog.String("bot_token", redact(c.BotToken)),
+		slog.String("app_token", redact(c.AppToken)),
+		slog.String("signing_secret", redact(c.SigningSecret)),
+		slog.String("api_url", c.APIURL),
+		slog.Bool("socket_mode", c.AppToken != ""),
+		slog.Duration("update_interval", c.UpdateInterval),
+		slog.Duration("answer_timeout", c.AnswerTimeout),
+		slog.Int("max_concurrent", c.MaxConcurrent),
+	)
+}
+
 // Policy is how footnote behaves in one channel.
 type Policy struct {
 	// Private makes /ask answers ephemeral: only the asker sees them, with a Share with

@@ -3,6 +3,7 @@ package slack
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -615,5 +616,53 @@ func TestAskCommandOutsideChannel(t *testing.T) {
 	raw, _ := json.Marshal(got[0].JSON["blocks"])
 	if !strings.Contains(string(raw), "Attention Is All You Need") {
 		t.Errorf("response_url blocks lack the answer: %s", raw)
+	}
+}
+
+func TestLongAnswerContinuesInThread(t *testing.T) {
+	h := newHarness(t, nil)
+	var paras []string
+	for p := range 40 {
+		paras = append(paras, fmt.Sprintf("Paragraph %d: %s", p, strings.Repeat("attention weights values ", 40)))
+	}
+	h.core.ask = func(context.Context, bot.Request, func(string)) bot.Reply {
+		r := sampleAnswer()
+		r.Paragraphs = paras
+		return r
+	}
+	wantStatus(t, h.event(eventCallback("Ev1", mention("C1", "5.1", "", "<@UBOT> explain everything")), nil), http.StatusOK)
+	h.a.Wait(t.Context())
+	want := render(bot.Reply{Kind: bot.KindAnswer, Paragraphs: paras, Sources: sampleAnswer().Sources, Actions: sampleAnswer().Actions})
+	if len(want) < 3 {
+		t.Fatalf("test answer renders to %d messages; make it longer", len(want))
+	}
+	updates := h.slack.callsOf("chat.update")
+	posts := h.slack.callsOf("chat.postMessage")
+	// The placeholder becomes part 1; parts 2… follow in the thread, in order.
+	if len(posts) != len(want) {
+		t.Fatalf("got %d posts, want placeholder + %d continuations", len(posts), len(want)-1)
+	}
+	got := []apiCall{updates[len(updates)-1]}
+	got = append(got, posts[1:]...)
+	for i, c := range got {
+		if i > 0 && c.Form.Get("thread_ts") != "5.1" {
+			t.Errorf("part %d in thread %q, want 5.1", i+1, c.Form.Get("thread_ts"))
+		}
+		wantBlocks, _ := json.Marshal(want[i].Blocks)
+		if c.Form.Get("blocks") != string(wantBlocks) {
+			t.Errorf("part %d blocks differ from render's part %d", i+1, i+1)
+		}
+		if c.Form.Get("text") != want[i].Text {
+			t.Errorf("part %d text %.60q, want %.60q", i+1, c.Form.Get("text"), want[i].Text)
+		}
+		if len(c.Form.Get("blocks")) > maxMessageBlocks {
+			t.Errorf("part %d has %d bytes of blocks", i+1, len(c.Form.Get("blocks")))
+		}
+	}
+	if _, ok := got[len(got)-1].buttons(t)["footnote_src_1"]; !ok {
+		t.Error("the buttons are not on the last part")
+	}
+	if !strings.HasPrefix(got[0].Form.Get("text"), "Paragraph 0:") || !strings.HasPrefix(got[1].Form.Get("text"), "Paragraph ") {
+		t.Error("parts are out of order")
 	}
 }

@@ -41,6 +41,7 @@ type message struct {
 type blockGroup struct {
 	blocks []slack.Block
 	text   string // fallback text contribution
+	label  string // fallback text of a message without body text
 	size   int
 }
 
@@ -73,7 +74,9 @@ func render(r bot.Reply) []message {
 		if r.Kind == bot.KindSources {
 			heading = "*More sources*"
 		}
-		groups = append(groups, newGroup("", mrkdwnSection(heading)))
+		g := newGroup("", mrkdwnSection(heading))
+		g.label = strings.Trim(heading, "*")
+		groups = append(groups, g)
 		for _, s := range r.Sources {
 			line := sourceLine(s)
 			if r.Kind == bot.KindAnswer && !s.Cited {
@@ -83,7 +86,9 @@ func render(r bot.Reply) []message {
 			if ex := strings.TrimSpace(s.Excerpt); ex != "" {
 				blocks = append(blocks, slack.NewContextBlock("", mrkdwnText(escapeText(truncateWords(ex, maxExcerpt)))))
 			}
-			groups = append(groups, newGroup("", blocks...))
+			g := newGroup("", blocks...)
+			g.label = strings.Trim(heading, "*")
+			groups = append(groups, g)
 		}
 	}
 	for _, ab := range actionBlocks(r.Actions) {
@@ -149,17 +154,21 @@ func pack(groups []blockGroup, fallback string) []message {
 	var cur message
 	var size int
 	var texts []string
+	label := ""
 	flush := func() {
 		if len(cur.Blocks) == 0 {
 			return
 		}
 		cur.Text = strings.Join(texts, "\n\n")
+		if cur.Text == "" && len(msgs) > 0 && label != "" {
+			cur.Text = label // a continuation holding only sources
+		}
 		if cur.Text == "" {
 			cur.Text = fallback
 		}
 		cur.Text = truncate(cur.Text, maxMessageText)
 		msgs = append(msgs, cur)
-		cur, size, texts = message{}, 0, nil
+		cur, size, texts, label = message{}, 0, nil, ""
 	}
 	for _, g := range groups {
 		if len(cur.Blocks)+len(g.blocks) > maxBlocks || size+g.size > maxMessageBlocks {
@@ -169,6 +178,9 @@ func pack(groups []blockGroup, fallback string) []message {
 		size += g.size
 		if g.text != "" {
 			texts = append(texts, g.text)
+		}
+		if label == "" {
+			label = g.label
 		}
 	}
 	flush()

@@ -95,6 +95,9 @@ func (a *Adapter) ask(ctx context.Context, q question) {
 	a.answer(ctx, q.channel, q.thread, req)
 }
 
+// deliverTimeout bounds posting a finished reply.
+const deliverTimeout = 30 * time.Second
+
 // onCommand handles /ask.
 func (a *Adapter) onCommand(ctx context.Context, cmd slack.SlashCommand) {
 	if cmd.TriggerID != "" && !a.core.Claim(ctx, "slack:cmd:"+cmd.TriggerID) {
@@ -158,6 +161,10 @@ func (a *Adapter) answer(ctx context.Context, channel, thread string, req bot.Re
 	s := a.stream(ctx, channel, pts)
 	reply := a.core.Ask(ctx, req, s.delta)
 	s.stop()
+	// Deliver the reply even when answering used up the event's time (an error reply about
+	// a timeout still has to reach the thread).
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deliverTimeout)
+	defer cancel()
 	if reply.Kind == bot.KindDuplicate {
 		a.deleteMessage(ctx, channel, pts)
 		return

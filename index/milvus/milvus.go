@@ -10,7 +10,7 @@
 //
 // For corpus "papers" (see CollectionName):
 //
-//	footnote_papers       chunks: chunk_id (primary key), doc_id, doc_hash, text, metadata,
+//	footnote_papers       chunks: pk (chunk_id@version), chunk_id, doc_id, version, text, metadata,
 //	                      one vector field per model, bm25
 //	footnote_papers_docs  documents: doc_id (primary key), the rag.Document as JSON, content
 //	                      hash, chunk and term counts, pending/deleted flags
@@ -21,19 +21,19 @@
 //
 // # Consistency without transactions
 //
-// Milvus has no multi-row transactions. A chunk is visible only when its doc_hash equals
-// the content hash of its document's record and its position in the Replace that wrote it
-// is below the record's chunk count, and search results, Chunks and Stats apply that rule. So the document record is
+// Milvus has no multi-row transactions. Every Replace writes its rows under a new version
+// (the primary key is chunk_id@version, so no row of the old version is overwritten), and
+// a chunk row is visible only when its version is the one its document's record names;
+// search results, Chunks, MissingDense and Stats apply that rule. So the document record is
 // the switch: Replace writes the new chunks (invisible), then upserts the record (a
 // single-row write, atomic in Milvus: the new version becomes visible and the old one
-// invisible at once), then updates the BM25 statistics and deletes the old chunks. A
-// record stays flagged pending from before the first write to after the last one. If
-// footnote dies in between, searches still see exactly one version of each document, but
-// the statistics may be off and invisible chunks may remain; the next write through any
-// Store finds the pending flag and runs Repair, which recomputes the statistics from the
-// visible chunks and deletes the invisible ones. Re-chunking a document whose bytes did not
-// change keeps its content hash, so during that one Replace the old chunks beyond the new
-// count stay visible until the record is switched.
+// invisible at once), then updates the BM25 statistics and deletes the old rows. Readers
+// see the old version or the new one, never a mix. The record stays flagged pending from
+// before the first write to after the last one. If footnote dies in between, searches still
+// see exactly one version of each document, but the statistics may be off and invisible
+// rows may remain (they cost space and may take a few top-k slots); the next write through
+// any Store finds the pending flag and runs Repair, which recomputes the statistics from
+// the visible chunks and deletes the invisible rows.
 //
 // Writers must be serialised per corpus (one `footnote index` at a time); readers may be
 // many. A Store serialises its own writes.
@@ -113,11 +113,11 @@ type Store struct {
 
 // Field names of the chunk collection. Dense fields are named after their model.
 const (
+	fPK        = "pk" // chunk_id@version: versions of one chunk never overwrite each other
 	fChunkID   = "chunk_id"
 	fDocID     = "doc_id"
-	fDocHash   = "doc_hash"
+	fVersion   = "version" // the Replace that wrote the row; decides visibility
 	fIndex     = "chunk_index"
-	fSeq       = "seq" // position in the Replace that wrote it; decides visibility
 	fText      = "text"
 	fTokens    = "tokens"
 	fTerms     = "terms"
@@ -133,6 +133,7 @@ const (
 	fName      = "name"
 	fTitle     = "title"
 	fBM25      = "bm25"
+	hasPrefix  = "has_" // has_<model>: whether the row holds that model's vector
 
 	// documents collection
 	fDoc     = "doc" // rag.Document as JSON
@@ -151,6 +152,7 @@ const (
 const (
 	maxID      = 512
 	maxHash    = 128
+	maxVersion = 32
 	maxText    = 65535
 	maxPath    = 4096
 	maxSection = 8192
@@ -158,13 +160,13 @@ const (
 )
 
 // chunkScalars are the chunk fields returned with every hit.
-var chunkScalars = []string{fChunkID, fDocID, fDocHash, fIndex, fSeq, fText, fTokens, fPageStart, fPageEnd,
+var chunkScalars = []string{fPK, fChunkID, fDocID, fVersion, fIndex, fText, fTokens, fPageStart, fPageEnd,
 	fLineStart, fLineEnd, fSection, fCharStart, fCharEnd, fSource, fName, fTitle}
 
 var reserved = map[string]bool{}
 
 func init() {
-	for _, f := range append(slices.Clone(chunkScalars), fSeq, fTerms, fSection0, fBM25) {
+	for _, f := range append(slices.Clone(chunkScalars), fTerms, fSection0, fBM25) {
 		reserved[f] = true
 	}
 }
@@ -219,7 +221,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		switch {
 		case !fieldName.MatchString(m.Name):
 			return nil, fmt.Errorf("milvus: model name %q is not a valid field name ([A-Za-z_][A-Za-z0-9_]*)", m.Name)
-		case reserved[m.Name]:
+		case reserved[m.Name] || strings.HasPrefix(m.Name, hasPrefix):
 			return nil, fmt.Errorf("milvus: model name %q collides with a chunk field", m.Name)
 		case byName[m.Name].Name != "":
 			return nil, fmt.Errorf("milvus: model %q configured twice", m.Name)
@@ -511,11 +513,11 @@ func int64Field(name string) *entity.Field {
 
 func (s *Store) chunkSchema(name string) *entity.Schema {
 	sc := entity.NewSchema().WithName(name).WithDescription("footnote chunks").WithAutoID(false).
-		WithField(varchar(fChunkID, maxID).WithIsPrimaryKey(true)).
+		WithField(varchar(fPK, maxID+maxVersion+1).WithIsPrimaryKey(true)).
+		WithField(varchar(fChunkID, maxID)).
 		WithField(varchar(fDocID, maxID)).
-		WithField(varchar(fDocHash, maxHash)).
+		WithField(varchar(fVersion, maxVersion)).
 		WithField(int64Field(fIndex)).
-		WithField(int64Field(fSeq)).
 		WithField(varchar(fText, maxText)).
 		WithField(int64Field(fTokens)).
 		WithField(int64Field(fTerms)).
@@ -532,6 +534,9 @@ func (s *Store) chunkSchema(name string) *entity.Schema {
 		WithField(varchar(fTitle, maxPath))
 	for _, m := range s.models {
 		sc.WithField(entity.NewField().WithName(m.Name).WithDataType(entity.FieldTypeFloatVector).WithDim(int64(m.Dim)))
+		// Milvus 2.4 has no nullable vectors: a chunk still waiting for this model's vector
+		// (back-fill) stores a placeholder and false here, and searches skip it.
+		sc.WithField(entity.NewField().WithName(hasPrefix + m.Name).WithDataType(entity.FieldTypeBool))
 	}
 	return sc.WithField(entity.NewField().WithName(fBM25).WithDataType(entity.FieldTypeSparseVector))
 }
@@ -554,6 +559,9 @@ func (s *Store) chunkIndexes() (map[string]entity.Index, error) {
 		return nil, fmt.Errorf("sparse index: %v", plain(err))
 	}
 	out[fBM25] = ix
+	// Chunks and Replace look rows up by chunk and document id.
+	out[fChunkID] = entity.NewScalarIndexWithType(entity.Inverted)
+	out[fDocID] = entity.NewScalarIndexWithType(entity.Inverted)
 	return out, nil
 }
 
@@ -566,6 +574,7 @@ func docsSchema(name string) *entity.Schema {
 		WithField(varchar(fDocID, maxID).WithIsPrimaryKey(true)).
 		WithField(varchar(fSource, maxPath)).
 		WithField(varchar(fHash, maxHash)).
+		WithField(varchar(fVersion, maxVersion)).
 		WithField(int64Field(fChunks)).
 		WithField(int64Field(fTerms)).
 		WithField(entity.NewField().WithName(fPending).WithDataType(entity.FieldTypeBool)).

@@ -594,7 +594,7 @@ func TestRepair(t *testing.T) {
 	if err := s.putRecords(ctx, []docRecord{rec}); err != nil {
 		t.Fatal(err)
 	}
-	cols, err := s.chunkColumns(a2.doc, a2.chunks, []int64{0})
+	cols, err := s.chunkColumns(a2.doc, "interrupted", a2.chunks)
 	if err != nil {
 		t.Fatal(err)
 	}

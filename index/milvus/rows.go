@@ -130,6 +130,7 @@ func (r *rows) chunk(i int) rag.Chunk {
 // docRecord is one row of the documents collection.
 type docRecord struct {
 	doc     rag.Document
+	version string
 	hash    string
 	chunks  int
 	terms   int64
@@ -139,6 +140,7 @@ type docRecord struct {
 
 func (r *rows) docRecord(i int) docRecord {
 	d := docRecord{
+		version: r.str(fVersion, i),
 		hash:    r.str(fHash, i),
 		chunks:  r.int(fChunks, i),
 		terms:   int64(r.int(fTerms, i)),
@@ -156,10 +158,10 @@ func (r *rows) docRecord(i int) docRecord {
 	return d
 }
 
-// visible reports whether a stored chunk belongs to the current version of its document
-// (see the package comment).
-func (d docRecord) visible(hash string, index int) bool {
-	return !d.deleted && d.hash == hash && index < d.chunks
+// visible reports whether a chunk row written under version belongs to the current version
+// of its document (see the package comment).
+func (d docRecord) visible(version string) bool {
+	return !d.deleted && d.version != "" && d.version == version
 }
 
 // quote makes s a Milvus expression string literal.

@@ -3,6 +3,7 @@ package milvus
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/milvus-io/milvus-sdk-go/v2/client"
@@ -25,6 +26,7 @@ func (s *Store) Search(ctx context.Context, req rag.SearchRequest) ([]rag.Hit, e
 		metric entity.MetricType
 		vector entity.Vector
 		param  entity.SearchParam
+		expr   string
 	}
 	var subs []sub
 	var weights []float64
@@ -50,7 +52,7 @@ func (s *Store) Search(ctx context.Context, req rag.SearchRequest) ([]rag.Hit, e
 		if err != nil {
 			return nil, fmt.Errorf("search: %s", plain(err))
 		}
-		subs = append(subs, sub{d.Model, mt, entity.FloatVector(d.Vector), sp})
+		subs = append(subs, sub{d.Model, mt, entity.FloatVector(d.Vector), sp, andExpr(expr, hasPrefix+d.Model+" == true")})
 		if weighted && nRetrievers > 1 {
 			weights = append(weights, req.Fusion.Weights[i])
 		}
@@ -67,7 +69,7 @@ func (s *Store) Search(ctx context.Context, req rag.SearchRequest) ([]rag.Hit, e
 			if err != nil {
 				return nil, fmt.Errorf("search: %s", plain(err))
 			}
-			subs = append(subs, sub{fBM25, entity.IP, e, sp})
+			subs = append(subs, sub{fBM25, entity.IP, e, sp, expr})
 			if weighted && nRetrievers > 1 {
 				weights = append(weights, req.Fusion.Weights[len(req.Dense)])
 			}
@@ -77,18 +79,24 @@ func (s *Store) Search(ctx context.Context, req rag.SearchRequest) ([]rag.Hit, e
 		return nil, nil
 	}
 
+	// Ask for more than limit: ties at the cut are then broken by chunk id here (as in the
+	// embedded store) rather than arbitrarily, and hits of versions being replaced (dropped
+	// below) do not leave the list short.
+	fetch := min(2*limit+10, 16384)
 	var res []client.SearchResult
 	var err error
 	if len(subs) == 1 {
 		sb := subs[0]
 		err = s.do(ctx, "search "+sb.field, func(ctx context.Context) (err error) {
-			res, err = s.c.Search(ctx, s.coll, nil, expr, chunkScalars, []entity.Vector{sb.vector}, sb.field, sb.metric, limit, sb.param)
+			res, err = s.c.Search(ctx, s.coll, nil, sb.expr, chunkScalars, []entity.Vector{sb.vector}, sb.field, sb.metric, fetch, sb.param)
 			return err
 		})
 	} else {
+		// Each retriever contributes its best limit candidates, as the fusion contract says;
+		// the fused list is cut after the tie-break.
 		reqs := make([]*client.ANNSearchRequest, len(subs))
 		for i, sb := range subs {
-			reqs[i] = client.NewANNSearchRequest(sb.field, sb.metric, expr, []entity.Vector{sb.vector}, sb.param, limit)
+			reqs[i] = client.NewANNSearchRequest(sb.field, sb.metric, sb.expr, []entity.Vector{sb.vector}, sb.param, limit)
 		}
 		var rr client.Reranker
 		if weighted {
@@ -101,7 +109,7 @@ func (s *Store) Search(ctx context.Context, req rag.SearchRequest) ([]rag.Hit, e
 			rr = client.NewRRFReranker().WithK(float64(k))
 		}
 		err = s.do(ctx, "hybrid search", func(ctx context.Context) (err error) {
-			res, err = s.c.HybridSearch(ctx, s.coll, nil, limit, chunkScalars, rr, reqs)
+			res, err = s.c.HybridSearch(ctx, s.coll, nil, min(limit*len(subs), 16384), chunkScalars, rr, reqs)
 			return err
 		})
 	}
@@ -115,59 +123,66 @@ func (s *Store) Search(ctx context.Context, req rag.SearchRequest) ([]rag.Hit, e
 		return nil, fmt.Errorf("search %s: %s", s.coll, plain(res[0].Err))
 	}
 	r := newRows(res[0].Fields)
+	vis, err := s.visibleRows(ctx, r)
+	if err != nil {
+		return nil, fmt.Errorf("search %s: %w", s.coll, err)
+	}
 	// L2 is a distance; Hit.Score is higher-is-better.
 	negate := len(subs) == 1 && subs[0].metric == entity.L2
 	hits := make([]rag.Hit, 0, r.n)
-	seq := make([]int, 0, r.n)
-	hashes := make([]string, 0, r.n)
-	for i := 0; i < r.n; i++ {
+	for i := 0; i < r.n && i < len(res[0].Scores); i++ {
+		if !vis[i] {
+			continue
+		}
 		score := float64(res[0].Scores[i])
 		if negate {
 			score = -score
 		}
 		hits = append(hits, rag.Hit{Chunk: r.chunk(i), Score: score})
-		seq = append(seq, r.int(fSeq, i))
-		hashes = append(hashes, r.str(fDocHash, i))
 	}
 	if r.err != nil {
 		return nil, fmt.Errorf("search %s: %w", s.coll, r.err)
 	}
-	keep, err := s.visibleMask(ctx, hits, hashes, seq)
-	if err != nil {
-		return nil, fmt.Errorf("search %s: %w", s.coll, err)
-	}
-	out := hits[:0]
-	for i, h := range hits {
-		if keep[i] {
-			out = append(out, h)
+	sort.SliceStable(hits, func(i, j int) bool {
+		if hits[i].Score != hits[j].Score {
+			return hits[i].Score > hits[j].Score
 		}
+		return hits[i].Chunk.ID < hits[j].Chunk.ID
+	})
+	if len(hits) > limit {
+		hits = hits[:limit]
 	}
-	if len(out) > limit {
-		out = out[:limit]
-	}
-	return out, nil
+	return hits, nil
 }
 
-// visibleMask reports for each hit whether it belongs to its document's current version.
-func (s *Store) visibleMask(ctx context.Context, hits []rag.Hit, hashes []string, seq []int) ([]bool, error) {
+func andExpr(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return "(" + a + ") and " + b
+}
+
+// visibleRows reports for each chunk row whether it belongs to its document's current
+// version (see the package comment).
+func (s *Store) visibleRows(ctx context.Context, r *rows) ([]bool, error) {
 	var ids []string
 	seen := map[string]bool{}
-	for _, h := range hits {
-		if !seen[h.Chunk.DocID] {
-			seen[h.Chunk.DocID] = true
-			ids = append(ids, h.Chunk.DocID)
+	for i := 0; i < r.n; i++ {
+		if d := r.str(fDocID, i); !seen[d] {
+			seen[d] = true
+			ids = append(ids, d)
 		}
 	}
 	recs, err := s.records(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
-	keep := make([]bool, len(hits))
-	for i, h := range hits {
-		rec, ok := recs[h.Chunk.DocID]
-		keep[i] = ok && rec.visible(hashes[i], seq[i])
+	keep := make([]bool, r.n)
+	for i := range keep {
+		rec, ok := recs[r.str(fDocID, i)]
+		keep[i] = ok && rec.visible(r.str(fVersion, i))
 	}
-	return keep, nil
+	return keep, r.err
 }
 
 // Chunks returns the chunks with the given ids, in the order asked; an unknown id (or one
@@ -177,8 +192,6 @@ func (s *Store) Chunks(ctx context.Context, ids []string) ([]rag.Chunk, error) {
 		return nil, nil
 	}
 	found := map[string]rag.Chunk{}
-	hash := map[string]string{}
-	seq := map[string]int{}
 	uniq := make([]string, 0, len(ids))
 	seen := map[string]bool{}
 	for _, id := range ids {
@@ -197,31 +210,18 @@ func (s *Store) Chunks(ctx context.Context, ids []string) ([]rag.Chunk, error) {
 			return nil, fmt.Errorf("chunks: %w", err)
 		}
 		r := newRows(rs)
+		vis, err := s.visibleRows(ctx, r)
+		if err != nil {
+			return nil, fmt.Errorf("chunks: %w", err)
+		}
 		for i := 0; i < r.n; i++ {
-			c := r.chunk(i)
-			found[c.ID] = c
-			hash[c.ID] = r.str(fDocHash, i)
-			seq[c.ID] = r.int(fSeq, i)
+			if vis[i] {
+				c := r.chunk(i)
+				found[c.ID] = c
+			}
 		}
 		if r.err != nil {
 			return nil, fmt.Errorf("chunks: %w", r.err)
-		}
-	}
-	hits := make([]rag.Hit, 0, len(found))
-	var hs []string
-	var sq []int
-	for _, c := range found {
-		hits = append(hits, rag.Hit{Chunk: c})
-		hs = append(hs, hash[c.ID])
-		sq = append(sq, seq[c.ID])
-	}
-	keep, err := s.visibleMask(ctx, hits, hs, sq)
-	if err != nil {
-		return nil, fmt.Errorf("chunks: %w", err)
-	}
-	for i, h := range hits {
-		if !keep[i] {
-			delete(found, h.Chunk.ID)
 		}
 	}
 	out := make([]rag.Chunk, 0, len(ids))

@@ -3,6 +3,8 @@ package milvus
 import (
 	"context"
 	"encoding/json"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -59,6 +61,13 @@ func sparseEmbedding(v rag.SparseVector) (entity.SparseEmbedding, error) {
 	return e, nil
 }
 
+// newVersion names one Replace: 16 random hex digits.
+func newVersion() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
 // Replace stores doc and its chunks, replacing every chunk of an earlier version. See the
 // package comment for what a reader sees meanwhile and after a crash.
 func (s *Store) Replace(ctx context.Context, doc rag.Document, chunks []index.EncodedChunk) error {
@@ -94,15 +103,10 @@ func (s *Store) Replace(ctx context.Context, doc rag.Document, chunks []index.En
 		return fmt.Errorf("replace %s: %w", doc.ID, err)
 	}
 
-	// 2. Write the new chunks; their doc_hash/index keep them invisible until step 3
-	// (unless the content is unchanged, see the package comment).
+	// 2. Write the new chunks under a new version: invisible until step 3.
+	version := newVersion()
 	for start := 0; start < len(chunks); start += upsertBatch {
-		end := min(start+upsertBatch, len(chunks))
-		seqs := make([]int64, end-start)
-		for i := range seqs {
-			seqs[i] = int64(start + i)
-		}
-		cols, err := s.chunkColumns(doc, chunks[start:end], seqs)
+		cols, err := s.chunkColumns(doc, version, chunks[start:min(start+upsertBatch, len(chunks))])
 		if err != nil {
 			return fmt.Errorf("replace %s: %w", doc.ID, err)
 		}
@@ -120,7 +124,7 @@ func (s *Store) Replace(ctx context.Context, doc rag.Document, chunks []index.En
 		terms += int64(c.Terms)
 	}
 	doc.Chunks = len(chunks)
-	next := docRecord{doc: doc, hash: doc.Hash, chunks: len(chunks), terms: terms, pending: true}
+	next := docRecord{doc: doc, version: version, hash: doc.Hash, chunks: len(chunks), terms: terms, pending: true}
 	if err := s.putRecords(ctx, []docRecord{next}); err != nil {
 		return fmt.Errorf("replace %s: %w", doc.ID, err)
 	}
@@ -128,7 +132,7 @@ func (s *Store) Replace(ctx context.Context, doc rag.Document, chunks []index.En
 	// 4. BM25 statistics: remove the old version's document frequencies, add the new.
 	delta := map[uint32]int{}
 	for _, c := range existing {
-		if found && cur.visible(c.hash, c.seq) {
+		if found && cur.visible(c.version) {
 			for _, t := range c.terms {
 				delta[t]--
 			}
@@ -143,16 +147,10 @@ func (s *Store) Replace(ctx context.Context, doc rag.Document, chunks []index.En
 		return fmt.Errorf("replace %s: %w", doc.ID, err)
 	}
 
-	// 5. Delete the old chunks that the new version did not overwrite.
-	keep := make(map[string]bool, len(chunks))
-	for _, c := range chunks {
-		keep[c.ID] = true
-	}
-	var stale []string
+	// 5. Delete the rows of earlier versions.
+	stale := make([]string, 0, len(existing))
 	for _, c := range existing {
-		if !keep[c.id] {
-			stale = append(stale, c.id)
-		}
+		stale = append(stale, c.pk)
 	}
 	if err := s.deleteChunks(ctx, stale); err != nil {
 		return fmt.Errorf("replace %s: %w", doc.ID, err)
@@ -190,10 +188,10 @@ func (s *Store) Delete(ctx context.Context, docID string) error {
 		return fmt.Errorf("delete %s: %w", docID, err)
 	}
 	delta := map[uint32]int{}
-	var ids []string
+	pks := make([]string, 0, len(existing))
 	for _, c := range existing {
-		ids = append(ids, c.id)
-		if found && cur.visible(c.hash, c.seq) {
+		pks = append(pks, c.pk)
+		if found && cur.visible(c.version) {
 			for _, t := range c.terms {
 				delta[t]--
 			}
@@ -202,7 +200,7 @@ func (s *Store) Delete(ctx context.Context, docID string) error {
 	if err := s.applyDF(ctx, delta); err != nil {
 		return fmt.Errorf("delete %s: %w", docID, err)
 	}
-	if err := s.deleteChunks(ctx, ids); err != nil {
+	if err := s.deleteChunks(ctx, pks); err != nil {
 		return fmt.Errorf("delete %s: %w", docID, err)
 	}
 	if err := s.deleteRecords(ctx, []string{docID}); err != nil {
@@ -233,39 +231,49 @@ func (s *Store) validate(doc rag.Document, chunks []index.EncodedChunk) error {
 			return fmt.Errorf("chunk %s: text is %d bytes, Milvus' VARCHAR limit is %d", c.ID, len(c.Text), maxText)
 		}
 		seen[c.ID] = true
-		for _, m := range s.models {
-			v, ok := c.Dense[m.Name]
+		for name, v := range c.Dense {
+			m, ok := s.byName[name]
 			if !ok {
-				return fmt.Errorf("chunk %s has no %s vector", c.ID, m.Name)
-			}
-			if len(v) != m.Dim {
-				return fmt.Errorf("chunk %s: %s vector has %d dimensions, want %d", c.ID, m.Name, len(v), m.Dim)
-			}
-		}
-		for name := range c.Dense {
-			if _, ok := s.byName[name]; !ok {
 				return fmt.Errorf("chunk %s has a vector for model %s, which collection %s does not hold", c.ID, name, s.coll)
+			}
+			if err := checkDense(m, v); err != nil {
+				return fmt.Errorf("chunk %s: %w", c.ID, err)
 			}
 		}
 	}
 	return nil
 }
 
-// chunkColumns lays chunks out as the chunk collection's columns.
-//
-// seqs are the chunks' positions among all the document's chunks: a chunk's position
-// decides its visibility (see the package comment).
-func (s *Store) chunkColumns(doc rag.Document, chunks []index.EncodedChunk, seqs []int64) ([]entity.Column, error) {
+func checkDense(m rag.ModelInfo, v []float32) error {
+	if len(v) != m.Dim {
+		return fmt.Errorf("%s vector has %d dimensions, want %d", m.Name, len(v), m.Dim)
+	}
+	for _, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return fmt.Errorf("%s vector has a non-finite value", m.Name)
+		}
+	}
+	return nil
+}
+
+// placeholder stands in for a vector a chunk does not have yet; has_<model> is false
+// beside it and searches skip the row. It is a unit vector so that cosine stays defined.
+func placeholder(dim int) []float32 {
+	v := make([]float32, dim)
+	v[0] = 1
+	return v
+}
+
+// chunkColumns lays chunks out as the chunk collection's columns, written under version.
+func (s *Store) chunkColumns(doc rag.Document, version string, chunks []index.EncodedChunk) ([]entity.Column, error) {
 	n := len(chunks)
 	str := func() []string { return make([]string, 0, n) }
 	num := func() []int64 { return make([]int64, 0, n) }
-	ids, docIDs, hashes, texts, sections, section0s, sources, names, titles := str(), str(), str(), str(), str(), str(), str(), str(), str()
+	pks, ids, docIDs, versions, texts, sections, section0s, sources, names, titles := str(), str(), str(), str(), str(), str(), str(), str(), str(), str()
 	idx, tokens, terms, ps, pe, ls, le, cs, ce := num(), num(), num(), num(), num(), num(), num(), num(), num()
 	sparse := make([]entity.SparseEmbedding, 0, n)
 	dense := make(map[string][][]float32, len(s.models))
-	if len(seqs) != n {
-		return nil, fmt.Errorf("%d chunks and %d positions", n, len(seqs))
-	}
+	has := make(map[string][]bool, len(s.models))
 	for _, c := range chunks {
 		sec, err := json.Marshal(c.Section)
 		if err != nil {
@@ -278,9 +286,10 @@ func (s *Store) chunkColumns(doc rag.Document, chunks []index.EncodedChunk, seqs
 		if len(c.Section) > 0 {
 			first = truncate(c.Section[0], maxPath)
 		}
+		pks = append(pks, c.ID+"@"+version)
 		ids = append(ids, c.ID)
 		docIDs = append(docIDs, doc.ID)
-		hashes = append(hashes, doc.Hash)
+		versions = append(versions, version)
 		texts = append(texts, c.Text)
 		sections = append(sections, string(sec))
 		section0s = append(section0s, first)
@@ -303,15 +312,20 @@ func (s *Store) chunkColumns(doc rag.Document, chunks []index.EncodedChunk, seqs
 		}
 		sparse = append(sparse, e)
 		for _, m := range s.models {
-			dense[m.Name] = append(dense[m.Name], c.Dense[m.Name])
+			v, ok := c.Dense[m.Name]
+			if !ok {
+				v = placeholder(m.Dim)
+			}
+			dense[m.Name] = append(dense[m.Name], v)
+			has[m.Name] = append(has[m.Name], ok)
 		}
 	}
 	cols := []entity.Column{
+		entity.NewColumnVarChar(fPK, pks),
 		entity.NewColumnVarChar(fChunkID, ids),
 		entity.NewColumnVarChar(fDocID, docIDs),
-		entity.NewColumnVarChar(fDocHash, hashes),
+		entity.NewColumnVarChar(fVersion, versions),
 		entity.NewColumnInt64(fIndex, idx),
-		entity.NewColumnInt64(fSeq, seqs),
 		entity.NewColumnVarChar(fText, texts),
 		entity.NewColumnInt64(fTokens, tokens),
 		entity.NewColumnInt64(fTerms, terms),
@@ -329,7 +343,8 @@ func (s *Store) chunkColumns(doc rag.Document, chunks []index.EncodedChunk, seqs
 		entity.NewColumnSparseVectors(fBM25, sparse),
 	}
 	for _, m := range s.models {
-		cols = append(cols, entity.NewColumnFloatVector(m.Name, m.Dim, dense[m.Name]))
+		cols = append(cols, entity.NewColumnFloatVector(m.Name, m.Dim, dense[m.Name]),
+			entity.NewColumnBool(hasPrefix+m.Name, has[m.Name]))
 	}
 	return cols, nil
 }
@@ -353,46 +368,46 @@ func termSet(v rag.SparseVector) []uint32 {
 	return slices.Compact(out)
 }
 
-// storedChunk is what Replace, Delete and Repair need of a stored chunk.
+// storedChunk is what Replace, Delete and Repair need of a stored chunk row.
 type storedChunk struct {
-	id, doc, hash string
-	seq           int
-	terms         []uint32
+	pk, doc, version string
+	terms            []uint32
 }
+
+var storedFields = []string{fPK, fDocID, fVersion, fBM25}
 
 func (s *Store) docChunks(ctx context.Context, docID string) ([]storedChunk, error) {
 	var out []storedChunk
-	err := s.each(ctx, s.coll, fDocID+" == "+quote(docID), []string{fChunkID, fDocID, fDocHash, fSeq, fBM25}, scanBatch,
-		func(rs client.ResultSet) error {
-			out = append(out, readStored(rs)...)
-			return nil
-		})
+	err := s.each(ctx, s.coll, fDocID+" == "+quote(docID), storedFields, scanBatch, func(rs client.ResultSet) error {
+		st, err := readStored(rs)
+		out = append(out, st...)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("read chunks: %w", err)
 	}
 	return out, nil
 }
 
-func readStored(rs client.ResultSet) []storedChunk {
+func readStored(rs client.ResultSet) ([]storedChunk, error) {
 	r := newRows(rs)
 	out := make([]storedChunk, r.n)
 	for i := range out {
 		out[i] = storedChunk{
-			id:    r.str(fChunkID, i),
-			doc:   r.str(fDocID, i),
-			hash:  r.str(fDocHash, i),
-			seq:   r.int(fSeq, i),
-			terms: r.sparse(fBM25, i).Indices,
+			pk:      r.str(fPK, i),
+			doc:     r.str(fDocID, i),
+			version: r.str(fVersion, i),
+			terms:   r.sparse(fBM25, i).Indices,
 		}
 	}
-	return out
+	return out, r.err
 }
 
 func (s *Store) deleteChunks(ctx context.Context, ids []string) error {
 	for start := 0; start < len(ids); start += exprBatch {
 		part := ids[start:min(start+exprBatch, len(ids))]
 		if err := s.do(ctx, "delete chunks", func(ctx context.Context) error {
-			return s.c.DeleteByPks(ctx, s.coll, "", entity.NewColumnVarChar(fChunkID, part))
+			return s.c.DeleteByPks(ctx, s.coll, "", entity.NewColumnVarChar(fPK, part))
 		}); err != nil {
 			return err
 		}
@@ -410,7 +425,7 @@ func (s *Store) record(ctx context.Context, docID string) (docRecord, bool, erro
 	return r, ok, nil
 }
 
-var recordFields = []string{fDocID, fSource, fHash, fChunks, fTerms, fPending, fDeleted, fDoc}
+var recordFields = []string{fDocID, fSource, fHash, fVersion, fChunks, fTerms, fPending, fDeleted, fDoc}
 
 // records reads the document records of ids, tombstones included.
 func (s *Store) records(ctx context.Context, ids []string) (map[string]docRecord, error) {
@@ -438,7 +453,7 @@ func (s *Store) records(ctx context.Context, ids []string) (map[string]docRecord
 
 func (s *Store) putRecords(ctx context.Context, recs []docRecord) error {
 	n := len(recs)
-	ids, sources, hashes, docs := make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
+	ids, sources, hashes, versions, docs := make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
 	chunks, terms := make([]int64, 0, n), make([]int64, 0, n)
 	pending, deleted := make([]bool, 0, n), make([]bool, 0, n)
 	vecs := make([][]float32, 0, n)
@@ -453,6 +468,7 @@ func (s *Store) putRecords(ctx context.Context, recs []docRecord) error {
 		ids = append(ids, r.doc.ID)
 		sources = append(sources, truncate(r.doc.Source, maxPath))
 		hashes = append(hashes, r.hash)
+		versions = append(versions, r.version)
 		docs = append(docs, string(js))
 		chunks = append(chunks, int64(r.chunks))
 		terms = append(terms, r.terms)
@@ -465,6 +481,7 @@ func (s *Store) putRecords(ctx context.Context, recs []docRecord) error {
 			entity.NewColumnVarChar(fDocID, ids),
 			entity.NewColumnVarChar(fSource, sources),
 			entity.NewColumnVarChar(fHash, hashes),
+			entity.NewColumnVarChar(fVersion, versions),
 			entity.NewColumnInt64(fChunks, chunks),
 			entity.NewColumnInt64(fTerms, terms),
 			entity.NewColumnBool(fPending, pending),
@@ -625,18 +642,19 @@ func (s *Store) repair(ctx context.Context) error {
 	}
 	df := map[uint32]int{}
 	var invisible []string
-	err = s.each(ctx, s.coll, "", []string{fChunkID, fDocID, fDocHash, fSeq, fBM25}, scanBatch, func(rs client.ResultSet) error {
-		for _, c := range readStored(rs) {
+	err = s.each(ctx, s.coll, "", storedFields, scanBatch, func(rs client.ResultSet) error {
+		rows, err := readStored(rs)
+		for _, c := range rows {
 			r, ok := byID[c.doc]
-			if !ok || !r.visible(c.hash, c.seq) {
-				invisible = append(invisible, c.id)
+			if !ok || !r.visible(c.version) {
+				invisible = append(invisible, c.pk)
 				continue
 			}
 			for _, t := range c.terms {
 				df[t]++
 			}
 		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("repair: %w", err)
@@ -766,24 +784,46 @@ func (s *Store) Documents(ctx context.Context) ([]rag.Document, error) {
 	return out, nil
 }
 
-// MissingDense lists chunks without a vector for model. Milvus (2.4 and Lite) cannot add a
-// vector field to an existing collection, and Replace stores every configured model's
-// vector, so for a model the collection holds this is always empty; a model it does not
-// hold is an error that says to rebuild.
+// MissingDense lists up to limit (zero: all) chunks that have no vector for model yet.
+// A model the collection does not hold is an error that says to rebuild: Milvus (2.4 and
+// Lite) cannot add a vector field to an existing collection.
 func (s *Store) MissingDense(ctx context.Context, model string, limit int) ([]rag.Chunk, error) {
 	if _, ok := s.byName[model]; !ok {
 		return nil, s.unknownModel(model)
 	}
-	return nil, nil
+	var out []rag.Chunk
+	err := s.each(ctx, s.coll, hasPrefix+model+" == false", chunkScalars, scanBatch, func(rs client.ResultSet) error {
+		r := newRows(rs)
+		vis, err := s.visibleRows(ctx, r)
+		if err != nil {
+			return err
+		}
+		for i := 0; i < r.n; i++ {
+			if vis[i] && (limit <= 0 || len(out) < limit) {
+				out = append(out, r.chunk(i))
+			}
+		}
+		if limit > 0 && len(out) >= limit {
+			return errStop
+		}
+		return r.err
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		return nil, fmt.Errorf("missing %s vectors: %w", model, err)
+	}
+	return out, nil
 }
+
+var errStop = errors.New("stop")
 
 func (s *Store) unknownModel(model string) error {
 	return fmt.Errorf("%w: collection %s holds no field for model %s (it holds %s); run `footnote index --rebuild` "+
 		"to re-create it with that model", ErrSchemaMismatch, s.coll, model, describeModels(s.models))
 }
 
-// PutDense replaces the model's vectors of the given chunks. Milvus 2.4 upserts whole rows,
-// so each chunk is read back in full and rewritten.
+// PutDense stores the model's vectors of the given chunks (their current versions). Milvus
+// 2.4 upserts whole rows, so each row is read back in full and rewritten; an unknown chunk
+// id fails the call before anything is written.
 func (s *Store) PutDense(ctx context.Context, model string, ids []string, vectors [][]float32) error {
 	m, ok := s.byName[model]
 	if !ok {
@@ -793,18 +833,23 @@ func (s *Store) PutDense(ctx context.Context, model string, ids []string, vector
 		return fmt.Errorf("put dense: %d ids and %d vectors", len(ids), len(vectors))
 	}
 	for i, v := range vectors {
-		if len(v) != m.Dim {
-			return fmt.Errorf("put dense: vector for %s has %d dimensions, want %d", ids[i], len(v), m.Dim)
+		if err := checkDense(m, v); err != nil {
+			return fmt.Errorf("put dense %s: %w", ids[i], err)
 		}
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	fields := append(slices.Clone(chunkScalars), fTerms, fSection0, fBM25)
 	for _, mm := range s.models {
-		fields = append(fields, mm.Name)
+		fields = append(fields, mm.Name, hasPrefix+mm.Name)
 	}
-	for start := 0; start < len(ids); start += upsertBatch {
-		part := ids[start:min(start+upsertBatch, len(ids))]
+	type row struct {
+		ec      index.EncodedChunk
+		version string
+	}
+	rowsByID := map[string]row{}
+	for start := 0; start < len(ids); start += exprBatch {
+		part := ids[start:min(start+exprBatch, len(ids))]
 		var rs client.ResultSet
 		if err := s.do(ctx, "read chunks", func(ctx context.Context) (err error) {
 			rs, err = s.c.Query(ctx, s.coll, nil, fChunkID+" in "+quoteList(part), fields)
@@ -813,41 +858,52 @@ func (s *Store) PutDense(ctx context.Context, model string, ids []string, vector
 			return fmt.Errorf("put dense: %w", err)
 		}
 		r := newRows(rs)
-		pos := map[string]int{}
-		for i := 0; i < r.n; i++ {
-			pos[r.str(fChunkID, i)] = i
+		vis, err := s.visibleRows(ctx, r)
+		if err != nil {
+			return fmt.Errorf("put dense: %w", err)
 		}
-		enc := make([]index.EncodedChunk, 0, len(part))
-		seqs := make([]int64, 0, len(part))
-		docs := map[string]rag.Document{}
-		for j, id := range part {
-			i, ok := pos[id]
-			if !ok {
-				return fmt.Errorf("put dense: chunk %s: %w", id, rag.ErrNotFound)
+		for i := 0; i < r.n; i++ {
+			if !vis[i] {
+				continue
 			}
 			ec := index.EncodedChunk{Chunk: r.chunk(i), Sparse: r.sparse(fBM25, i), Terms: r.int(fTerms, i), Dense: map[string][]float32{}}
 			for _, mm := range s.models {
-				ec.Dense[mm.Name] = r.dense(mm.Name, i)
+				if r.bool(hasPrefix+mm.Name, i) {
+					ec.Dense[mm.Name] = r.dense(mm.Name, i)
+				}
 			}
-			ec.Dense[model] = vectors[start+j]
-			enc = append(enc, ec)
-			seqs = append(seqs, int64(r.int(fSeq, i)))
-			docs[ec.DocID] = rag.Document{ID: ec.DocID, Hash: r.str(fDocHash, i)}
+			rowsByID[ec.ID] = row{ec, r.str(fVersion, i)}
 		}
 		if r.err != nil {
 			return fmt.Errorf("put dense: %w", r.err)
 		}
-		// Rows of one document share its hash; write per document so chunkColumns gets it.
-		for docID, doc := range docs {
-			var mine []index.EncodedChunk
-			var mySeqs []int64
-			for i, ec := range enc {
-				if ec.DocID == docID {
-					mine = append(mine, ec)
-					mySeqs = append(mySeqs, seqs[i])
-				}
-			}
-			cols, err := s.chunkColumns(doc, mine, mySeqs)
+	}
+	for _, id := range ids {
+		if _, ok := rowsByID[id]; !ok {
+			return fmt.Errorf("put dense: chunk %s: %w", id, rag.ErrNotFound)
+		}
+	}
+	for i, id := range ids {
+		rowsByID[id].ec.Dense[model] = vectors[i]
+	}
+	// Rows are written per document version, as chunkColumns lays them out.
+	type key struct{ doc, version string }
+	groups := map[key][]index.EncodedChunk{}
+	var order []key
+	for _, id := range ids {
+		r := rowsByID[id]
+		k := key{r.ec.DocID, r.version}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		if !slices.ContainsFunc(groups[k], func(e index.EncodedChunk) bool { return e.ID == id }) {
+			groups[k] = append(groups[k], r.ec)
+		}
+	}
+	for _, k := range order {
+		g := groups[k]
+		for start := 0; start < len(g); start += upsertBatch {
+			cols, err := s.chunkColumns(rag.Document{ID: k.doc}, k.version, g[start:min(start+upsertBatch, len(g))])
 			if err != nil {
 				return fmt.Errorf("put dense: %w", err)
 			}

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -355,10 +354,4 @@ func (a *Adapter) placeholder(ctx context.Context) message {
 		s = "Searching…"
 	}
 	return textMessage("_"+s+"_", s)
-}
-
-// discard drains and closes a body.
-func discard(rc io.ReadCloser) {
-	_, _ = io.Copy(io.Discard, io.LimitReader(rc, 1<<20))
-	_ = rc.Close()
 }

@@ -40,15 +40,15 @@ func encodeDense(v []float32) []byte {
 	return b
 }
 
-func decodeDense(b []byte, dim int) ([]float32, error) {
-	if len(b) != 4*dim {
-		return nil, fmt.Errorf("dense vector blob of %d bytes, want %d", len(b), 4*dim)
+// decodeDenseInto decodes a stored vector into dst, whose length is the model's dimension.
+func decodeDenseInto(dst []float32, b []byte) error {
+	if len(b) != 4*len(dst) {
+		return fmt.Errorf("dense vector blob of %d bytes, want %d", len(b), 4*len(dst))
 	}
-	v := make([]float32, dim)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	for i := range dst {
+		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
-	return v, nil
+	return nil
 }
 
 // normalize returns v scaled to unit length (a copy); a zero vector stays zero.

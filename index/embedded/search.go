@@ -25,7 +25,94 @@ type entry struct {
 type snapshot struct {
 	gen     int64
 	entries []*entry
+
+	// postings is the BM25 inverted index over entries, built on the first sparse search
+	// of this snapshot: a query then touches only the chunks that share a term with it.
+	postingsOnce sync.Once
+	postings     map[uint32][]posting
 }
+
+type posting struct {
+	entry  int32 // position in entries
+	weight float32
+}
+
+func (sn *snapshot) index() map[uint32][]posting {
+	sn.postingsOnce.Do(func() {
+		counts := map[uint32]int32{}
+		for _, e := range sn.entries {
+			for _, t := range e.sparse.Indices {
+				counts[t]++
+			}
+		}
+		// One backing array for all lists: fewer allocations, better locality.
+		total := 0
+		for _, c := range counts {
+			total += int(c)
+		}
+		backing := make([]posting, total)
+		sn.postings = make(map[uint32][]posting, len(counts))
+		off := 0
+		for t, c := range counts {
+			sn.postings[t] = backing[off : off : off+int(c)]
+			off += int(c)
+		}
+		for i, e := range sn.entries {
+			for j, t := range e.sparse.Indices {
+				sn.postings[t] = append(sn.postings[t], posting{int32(i), e.sparse.Values[j]})
+			}
+		}
+	})
+	return sn.postings
+}
+
+// searchSparse returns the best k chunks by BM25: the inner product of q with each
+// chunk's vector, accumulated over the posting lists of q's terms. Terms are visited in
+// ascending index order, so each sum is added up in the same order as
+// rag.SparseVector.Dot and gives the same float64.
+func (sn *snapshot) searchSparse(q rag.SparseVector, keep func(*entry) bool, k int) []scored {
+	idx := sn.index()
+	acc := accPool.Get().(*accumulator)
+	defer accPool.Put(acc)
+	acc.reset(len(sn.entries))
+	for i, t := range q.Indices {
+		w := float64(q.Values[i])
+		for _, p := range idx[t] {
+			if acc.score[p.entry] == 0 {
+				acc.touched = append(acc.touched, p.entry)
+			}
+			acc.score[p.entry] += w * float64(p.weight)
+		}
+	}
+	t := topK{k: k, h: make([]scored, 0, min(k, len(acc.touched)))}
+	for _, i := range acc.touched {
+		e := sn.entries[i]
+		if sc := acc.score[i]; sc > 0 && (keep == nil || keep(e)) {
+			t.push(scored{e, sc})
+		}
+	}
+	return sortScored(t.h, k)
+}
+
+// accumulator holds per-chunk BM25 sums during one sparse search; pooled because a large
+// corpus would otherwise allocate megabytes per query.
+type accumulator struct {
+	score   []float64
+	touched []int32
+}
+
+func (a *accumulator) reset(n int) {
+	for _, i := range a.touched {
+		a.score[i] = 0
+	}
+	a.touched = a.touched[:0]
+	if cap(a.score) < n {
+		a.score = make([]float64, n)
+	}
+	a.score = a.score[:n]
+}
+
+var accPool = sync.Pool{New: func() any { return new(accumulator) }}
 
 func (old *snapshot) replaceDoc(gen int64, docID string, ps []prepared) *snapshot {
 	n := &snapshot{gen: gen, entries: make([]*entry, 0, len(old.entries)+len(ps))}
@@ -89,7 +176,7 @@ func (s *Store) load(ctx context.Context) (*snapshot, error) {
 	if sn.gen, err = s.generation(ctx, tx); err != nil {
 		return nil, err
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT c.id, c.doc_id, c.section_top, s.vector FROM chunks c JOIN sparse s ON s.chunk_id = c.id`)
+	rows, err := tx.QueryContext(ctx, `SELECT c.id, c.doc_id, c.section_top, s.vector FROM chunks c JOIN sparse s ON s.chunk_id = c.id ORDER BY s.rowid`)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +200,17 @@ func (s *Store) load(ctx context.Context) (*snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows, err = tx.QueryContext(ctx, `SELECT chunk_id, model, vector FROM dense`)
+	// Each model's vectors go into one contiguous slab, in the order they are scanned:
+	// a dense search is bound by memory bandwidth, and the prefetcher likes a stream.
+	slabs := make([][]float32, len(s.models))
+	for i, m := range s.models {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM dense WHERE model = ?`, m.Name).Scan(&n); err != nil {
+			return nil, err
+		}
+		slabs[i] = make([]float32, 0, n*m.Dim)
+	}
+	rows, err = tx.QueryContext(ctx, `SELECT d.chunk_id, d.model, d.vector FROM dense d JOIN sparse s ON s.chunk_id = d.chunk_id ORDER BY s.rowid`)
 	if err != nil {
 		return nil, err
 	}
@@ -129,9 +226,17 @@ func (s *Store) load(ctx context.Context) (*snapshot, error) {
 		if !ok || e == nil {
 			continue
 		}
-		if e.dense[pos], err = decodeDense(blob, s.models[pos].Dim); err != nil {
+		dim := s.models[pos].Dim
+		slab := slabs[pos]
+		if len(slab)+dim > cap(slab) { // a row the count did not see; cannot happen in one transaction
+			return nil, fmt.Errorf("chunk %s model %s: more vectors than counted", id, model)
+		}
+		v := slab[len(slab) : len(slab)+dim : len(slab)+dim]
+		if err := decodeDenseInto(v, blob); err != nil {
 			return nil, fmt.Errorf("chunk %s model %s: %w", id, model, err)
 		}
+		slabs[pos] = slab[:len(slab)+dim]
+		e.dense[pos] = v
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -215,12 +320,7 @@ func (s *Store) Search(ctx context.Context, req rag.SearchRequest) ([]rag.Hit, e
 		lists = append(lists, scan(sn.entries, keep, score, limit))
 	}
 	if req.Sparse != nil {
-		q := *req.Sparse
-		score := func(e *entry) (float64, bool) {
-			s := sparseDot(q, e.sparse)
-			return s, s > 0
-		}
-		lists = append(lists, scan(sn.entries, keep, score, limit))
+		lists = append(lists, sn.searchSparse(*req.Sparse, keep, limit))
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
@@ -359,6 +459,11 @@ func scan(entries []*entry, keep func(*entry) bool, score func(*entry) (float64,
 			all = append(all, p...)
 		}
 	}
+	return sortScored(all, k)
+}
+
+// sortScored sorts best first and keeps k.
+func sortScored(all []scored, k int) []scored {
 	// Chunk IDs are unique, so better is a total order.
 	slices.SortFunc(all, func(a, b scored) int {
 		switch {
@@ -373,15 +478,19 @@ func scan(entries []*entry, keep func(*entry) bool, score func(*entry) (float64,
 }
 
 func dot(a, b []float32) float64 {
+	b = b[:len(a)]
 	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
+	// Eight lanes a step with explicit bounds hints: the compiler then drops the
+	// per-element bounds checks, which otherwise cost more than the arithmetic.
+	for len(a) >= 8 {
+		a8, b8 := a[:8:8], b[:8:8]
+		s0 += a8[0]*b8[0] + a8[4]*b8[4]
+		s1 += a8[1]*b8[1] + a8[5]*b8[5]
+		s2 += a8[2]*b8[2] + a8[6]*b8[6]
+		s3 += a8[3]*b8[3] + a8[7]*b8[7]
+		a, b = a[8:], b[8:]
 	}
-	for ; i < len(a); i++ {
+	for i := range a {
 		s0 += a[i] * b[i]
 	}
 	return float64(s0 + s1 + s2 + s3)
@@ -394,26 +503,4 @@ func l2sq(a, b []float32) float64 {
 		s += d * d
 	}
 	return float64(s)
-}
-
-// sparseDot is rag.SparseVector.Dot tuned for a short query against a long document:
-// each query term is found by binary search in the rest of the document's indices.
-func sparseDot(q, d rag.SparseVector) float64 {
-	if len(q.Indices)*8 > len(d.Indices) {
-		return q.Dot(d)
-	}
-	var s float64
-	lo := 0
-	for i, idx := range q.Indices {
-		j, found := slices.BinarySearch(d.Indices[lo:], idx)
-		lo += j
-		if found {
-			s += float64(q.Values[i]) * float64(d.Values[lo])
-			lo++
-		}
-		if lo >= len(d.Indices) {
-			break
-		}
-	}
-	return s
 }

@@ -22,6 +22,7 @@ const (
 	extractiveSecond    = 0.25 // a second sentence needs this share of the best score
 	extractiveKeepRatio = 0.6  // a third or fourth sentence needs this share of the best score
 	duplicateOverlap    = 0.6  // term-set Jaccard above which two sentences say the same
+	duplicateContained  = 0.75 // share of the smaller term set found in the other, likewise
 )
 
 // sentence is one candidate sentence of an extractive answer.
@@ -45,7 +46,7 @@ func (p *Pipeline) extractive(ctx context.Context, query string, sources []Sourc
 	var cands []sentence
 	for i, s := range sources {
 		for j, text := range splitSentences(s.Chunk.Text) {
-			text = stripMarkers(text)
+			text = footnoteMark.ReplaceAllString(stripMarkers(text), "$1")
 			if isJunk(text) {
 				continue
 			}
@@ -213,6 +214,9 @@ func pickSentences(cands []sentence, shifted bool) []sentence {
 	return picked
 }
 
+// duplicates reports whether c says what a picked sentence says: their term sets overlap
+// by more than duplicateOverlap (Jaccard), or the smaller is mostly contained in the
+// larger (the abstract and the introduction often repeat a sentence with a clause added).
 func duplicates(c sentence, picked []sentence) bool {
 	for _, p := range picked {
 		inter := 0
@@ -222,7 +226,11 @@ func duplicates(c sentence, picked []sentence) bool {
 			}
 		}
 		union := len(c.terms) + len(p.terms) - inter
+		smaller := min(len(c.terms), len(p.terms))
 		if union > 0 && float64(inter)/float64(union) > duplicateOverlap {
+			return true
+		}
+		if smaller > 0 && float64(inter)/float64(smaller) > duplicateContained {
 			return true
 		}
 	}
@@ -251,6 +259,11 @@ func withCitation(s string, n int) string {
 }
 
 var (
+	// footnoteMark is a footnote number glued to a word: "embeddings2 are".
+	footnoteMark  = regexp.MustCompile(`\b(\p{Ll}{3,})\d\b`)
+	panelLabel    = regexp.MustCompile(`^\((?i:left|right|top|bottom|middle|[a-h]|[ivx]{1,4})\)`)
+	urlPattern    = regexp.MustCompile(`(?i)https?://|www\.|github\.com`)
+	danglingEnd   = regexp.MustCompile(`(?i)\b(as|such|and|or|of|the|a|an|in|to|by|with|from|see|cf|e\.g|i\.e|than|for|on)[.!?]$`)
 	captionStart  = regexp.MustCompile(`^(?i)(figure|fig\.|table|tab\.|algorithm|listing)\s*\d+`)
 	refListStart  = regexp.MustCompile(`^(\[\d+\]|\d{1,3}\.\s+[A-Z][a-z]*,?\s+[A-Z]\.)`)
 	yearPattern   = regexp.MustCompile(`\b(19|20)\d\d[a-z]?\b`)
@@ -293,8 +306,11 @@ func isJunk(s string) bool {
 	if float64(letters)/float64(all) < 0.75 || float64(digits)/float64(all) > 0.2 {
 		return true // equations, numbers, symbol soup
 	}
-	if captionStart.MatchString(s) || refListStart.MatchString(s) {
-		return true
+	if captionStart.MatchString(s) || refListStart.MatchString(s) || panelLabel.MatchString(s) {
+		return true // captions ("Figure 2:", "(right) …") and reference-list entries
+	}
+	if urlPattern.MatchString(s) || danglingEnd.MatchString(last) {
+		return true // links, and sentences left dangling by a removed citation ("such as.")
 	}
 	signals := len(bibliographic.FindAllString(s, 3))
 	if yearPattern.MatchString(s) {

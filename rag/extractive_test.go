@@ -27,6 +27,12 @@ func TestIsJunk(t *testing.T) {
 		{"The encoder is composed of a stack of N = 6 identical", true},
 		{"Too short here.", true},
 		{"1 2 3 4 5 6 7 8 9 10 11 12 13 14 15.", true},
+		{"(right) Multi-Head Attention consists of several attention layers running in parallel.", true},
+		{"(a) The encoder stacks six identical layers of attention.", true},
+		{"(This holds for every layer of the encoder stack.)", false},
+		{"The code and models are available at https://github.com/ google-research/bert.", true},
+		{"This mimics the typical encoder-decoder attention mechanisms in models such as.", true},
+		{"It follows the encoder-decoder structure used by most models of this kind.", false},
 	}
 	for _, c := range cases {
 		if got := isJunk(c.s); got != c.junk {

@@ -11,16 +11,18 @@ import (
 
 // normalizeText turns extracted PDF text into running prose: a line break inside a paragraph
 // becomes a space (a line-end hyphen is kept but the break dropped, "self-\nattention" →
-// "self-attention"), runs of spaces collapse, and a blank line stays a paragraph break.
+// "self-attention"), runs of spaces collapse, and a blank line or a bullet is a paragraph
+// break.
 func normalizeText(s string) string {
 	s = strings.ReplaceAll(s, "\r\n", "\n")
-	paras := paragraphBreak.Split(s, -1)
-	out := paras[:0]
-	for _, p := range paras {
-		p = lineHyphen.ReplaceAllString(p, "$1-$2")
-		p = strings.Join(strings.Fields(p), " ")
-		if p != "" {
-			out = append(out, p)
+	var out []string
+	for _, para := range paragraphBreak.Split(s, -1) {
+		for _, p := range bullet.Split(para, -1) {
+			p = lineHyphen.ReplaceAllString(p, "$1-$2")
+			p = strings.Join(strings.Fields(p), " ")
+			if p != "" {
+				out = append(out, p)
+			}
 		}
 	}
 	return strings.Join(out, "\n\n")
@@ -29,6 +31,8 @@ func normalizeText(s string) string {
 var (
 	paragraphBreak = regexp.MustCompile(`\n[ \t]*\n\s*`)
 	lineHyphen     = regexp.MustCompile(`(\p{L})-[ \t]*\n[ \t]*(\p{L})`)
+	// A bullet starts a list item, which ends whatever came before.
+	bullet = regexp.MustCompile(`\s*[•◦▪‣●]\s*`)
 )
 
 // abbreviations end with a period that does not end a sentence. Academic prose is full of

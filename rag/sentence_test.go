@@ -25,6 +25,7 @@ func TestSplitSentences(t *testing.T) {
 		{"paragraph break ends a sentence", "Heading without period\n\nBody text here.", []string{"Heading without period", "Body text here."}},
 		{"closing quote and bracket", `He said "stop." Then (it ended.) Later.`, []string{`He said "stop."`, `Then (it ended.)`, "Later."}},
 		{"citation before period", "Known before [12]. Next sentence.", []string{"Known before [12].", "Next sentence."}},
+		{"bullets end sentences", "Each position can attend to all positions. • Similarly, the decoder attends too. • Last item", []string{"Each position can attend to all positions.", "Similarly, the decoder attends too.", "Last item"}},
 		{"empty", "  \n ", nil},
 	}
 	for _, c := range cases {

@@ -51,11 +51,22 @@ func (a *Adapter) verify(w http.ResponseWriter, r *http.Request) ([]byte, bool) 
 		return nil, false
 	}
 	if err := checkSignature(a.cfg.SigningSecret, r.Header, body, a.now()); err != nil {
+		if r.URL.Path == "/slack/commands" && sslCheck(body) {
+			// Slack probes a command URL's certificate with ssl_check=1; it only needs a 200,
+			// and nothing is done with it.
+			w.WriteHeader(http.StatusOK)
+			return nil, false
+		}
 		a.log.Warn("rejected slack request", "path", r.URL.Path, logErr, err)
 		http.Error(w, "invalid signature", http.StatusUnauthorized)
 		return nil, false
 	}
 	return body, true
+}
+
+func sslCheck(body []byte) bool {
+	form, err := url.ParseQuery(string(body))
+	return err == nil && form.Get("ssl_check") == "1" && form.Get("command") == ""
 }
 
 func checkSignature(secret string, h http.Header, body []byte, now time.Time) error {
@@ -128,7 +139,7 @@ func (a *Adapter) serveEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		// Acknowledge first: Slack wants a 2xx within 3 s and retries otherwise.
 		w.WriteHeader(http.StatusOK)
-		a.spawn(r.Context(), "event", func(ctx context.Context) { a.onEvent(ctx, ev) })
+		a.spawn(r.Context(), workEvent, func(ctx context.Context) { a.onEvent(ctx, ev) })
 	default:
 		// app_rate_limited and other outer events need no answer but a 200.
 		a.log.Info("slack outer event", "type", ev.Type)
@@ -151,7 +162,7 @@ func (a *Adapter) serveCommands(w http.ResponseWriter, r *http.Request) {
 	// An empty 200 acknowledges the command without a visible response; the answer follows
 	// through the Web API (response_url allows only 5 uses in 30 minutes).
 	w.WriteHeader(http.StatusOK)
-	a.spawn(r.Context(), "command", func(ctx context.Context) { a.onCommand(ctx, cmd) })
+	a.spawn(r.Context(), workCommand, func(ctx context.Context) { a.onCommand(ctx, cmd) })
 }
 
 func (a *Adapter) serveInteractions(w http.ResponseWriter, r *http.Request) {
@@ -172,5 +183,5 @@ func (a *Adapter) serveInteractions(w http.ResponseWriter, r *http.Request) {
 	}
 	// An empty 200 also closes a submitted modal.
 	w.WriteHeader(http.StatusOK)
-	a.spawn(r.Context(), "interaction", func(ctx context.Context) { a.onInteraction(ctx, cb) })
+	a.spawn(r.Context(), workInteraction, func(ctx context.Context) { a.onInteraction(ctx, cb) })
 }

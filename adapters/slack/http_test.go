@@ -666,3 +666,38 @@ func TestLongAnswerContinuesInThread(t *testing.T) {
 		t.Error("parts are out of order")
 	}
 }
+
+func TestSSLCheck(t *testing.T) {
+	h := newHarness(t, nil)
+	res, err := http.Post(h.srv.URL+"/slack/commands", "application/x-www-form-urlencoded", strings.NewReader("ssl_check=1&token=legacy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	wantStatus(t, res, http.StatusOK)
+	// An unsigned real command is still refused.
+	res, err = http.Post(h.srv.URL+"/slack/commands", "application/x-www-form-urlencoded", strings.NewReader("ssl_check=1&command=%2Fask&text=hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	wantStatus(t, res, http.StatusUnauthorized)
+	h.a.Wait(t.Context())
+	if n := len(h.core.requests()); n != 0 {
+		t.Errorf("core asked %d times", n)
+	}
+}
+
+func TestClicksDoNotQueueBehindAnswers(t *testing.T) {
+	// One answer slot, taken by a slow question: a 👎 click must still open its modal at
+	// once, because its trigger id expires after 3 s.
+	h := newHarness(t, func(c *Config) { c.MaxConcurrent = 1 })
+	gate := make(chan struct{})
+	h.core.gate = gate
+	defer close(gate)
+	wantStatus(t, h.event(eventCallback("Ev1", mention("C1", "6.1", "", "<@UBOT> slow question")), nil), http.StatusOK)
+	waitFor(t, "the question to reach the core", func() bool { return len(h.core.requests()) == 1 })
+	value := bot.Action{Kind: bot.ActFeedbackDown, AnswerID: "ans_01"}.Encode()
+	wantStatus(t, h.interaction(blockAction("trig-9", "C1", "5.0", "5.0", false, "footnote_down", value)), http.StatusOK)
+	h.slack.waitCalls(t, "views.open", 1)
+}

@@ -136,6 +136,8 @@ type Adapter struct {
 	log  *slog.Logger
 	now  func() time.Time
 	sem  chan struct{}
+	// clickSem bounds interactions separately from questions.
+	clickSem chan struct{}
 
 	mu       sync.Mutex
 	inflight int
@@ -199,6 +201,9 @@ func New(cfg Config) (*Adapter, error) {
 		log:  log,
 		now:  cfg.Now,
 		sem:  make(chan struct{}, cfg.MaxConcurrent),
+		// Clicks are quick (no pipeline) and the 👎 modal must open within the trigger id's
+		// 3 s: they get their own slots instead of queueing behind answers.
+		clickSem: make(chan struct{}, 4*cfg.MaxConcurrent),
 	}, nil
 }
 
@@ -240,6 +245,13 @@ func (a *Adapter) begin() func() {
 	}
 }
 
+// Kinds of background work.
+const (
+	workEvent       = "event"
+	workCommand     = "command"
+	workInteraction = "interaction"
+)
+
 // spawn works on an acknowledged event in the background.
 func (a *Adapter) spawn(ctx context.Context, what string, fn func(ctx context.Context)) {
 	a.run(ctx, a.begin(), what, fn)
@@ -252,9 +264,13 @@ func (a *Adapter) run(ctx context.Context, done func(), what string, fn func(ctx
 		defer done()
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.AnswerTimeout)
 		defer cancel()
+		sem := a.sem
+		if what == workInteraction {
+			sem = a.clickSem
+		}
 		select {
-		case a.sem <- struct{}{}:
-			defer func() { <-a.sem }()
+		case sem <- struct{}{}:
+			defer func() { <-sem }()
 		case <-ctx.Done():
 			a.log.Error("event dropped: adapter busy", "what", what)
 			return

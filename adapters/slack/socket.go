@@ -65,7 +65,7 @@ func (a *Adapter) onSocketEvent(ctx context.Context, client *socketmode.Client, 
 		if evt.Request.RetryAttempt > 0 {
 			a.log.Info("slack retried an event", "retry_num", evt.Request.RetryAttempt, "retry_reason", evt.Request.RetryReason)
 		}
-		a.run(ctx, done, "event", func(ctx context.Context) { a.onEvent(ctx, ev) })
+		a.run(ctx, done, workEvent, func(ctx context.Context) { a.onEvent(ctx, ev) })
 	case socketmode.EventTypeSlashCommand:
 		cmd, ok := evt.Data.(slack.SlashCommand)
 		done := a.begin()
@@ -73,7 +73,7 @@ func (a *Adapter) onSocketEvent(ctx context.Context, client *socketmode.Client, 
 			done()
 			return
 		}
-		a.run(ctx, done, "command", func(ctx context.Context) { a.onCommand(ctx, cmd) })
+		a.run(ctx, done, workCommand, func(ctx context.Context) { a.onCommand(ctx, cmd) })
 	case socketmode.EventTypeInteractive:
 		cb, ok := evt.Data.(slack.InteractionCallback)
 		done := a.begin()
@@ -81,7 +81,7 @@ func (a *Adapter) onSocketEvent(ctx context.Context, client *socketmode.Client, 
 			done()
 			return
 		}
-		a.run(ctx, done, "interaction", func(ctx context.Context) { a.onInteraction(ctx, cb) })
+		a.run(ctx, done, workInteraction, func(ctx context.Context) { a.onInteraction(ctx, cb) })
 	}
 }
 

@@ -2,6 +2,8 @@ package bm25
 
 import (
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -43,13 +45,35 @@ func term(tok string) string {
 		return ""
 	}
 	if latinWord(tok) {
-		tok = english.Stem(tok, false)
+		tok = stem(tok)
 	}
 	tok = strings.Trim(tok, "'")
 	if !hasAlnum(tok) {
 		return ""
 	}
 	return tok
+}
+
+// Stemming dominates analysis and word frequencies are Zipfian, so stems are memoised.
+// The cache stops growing at maxStems entries (a few MB) rather than evicting.
+var (
+	stems     sync.Map // word → stem
+	stemCount atomic.Int64
+)
+
+const maxStems = 1 << 17
+
+func stem(word string) string {
+	if s, ok := stems.Load(word); ok {
+		return s.(string)
+	}
+	s := english.Stem(word, false)
+	if stemCount.Load() < maxStems {
+		if _, loaded := stems.LoadOrStore(strings.Clone(word), s); !loaded {
+			stemCount.Add(1)
+		}
+	}
+	return s
 }
 
 func hasAlnum(s string) bool {

@@ -8,7 +8,6 @@
 package bm25
 
 import (
-	"hash/fnv"
 	"math"
 	"slices"
 
@@ -35,13 +34,21 @@ func (p Params) withDefaults() Params {
 // indices below 2^32-1, so that one value is folded onto 2^32-2 (a collision no worse than
 // any other hash collision).
 func Hash(term string) uint32 {
-	h := fnv.New32a()
-	h.Write([]byte(term))
-	v := h.Sum32()
-	if v == math.MaxUint32 {
-		v = math.MaxUint32 - 1
+	// FNV-1a, 32-bit (the same as hash/fnv's New32a, without its allocation).
+	h := uint32(2166136261)
+	for i := 0; i < len(term); i++ {
+		h ^= uint32(term[i])
+		h *= 16777619
 	}
-	return v
+	return foldMax(h)
+}
+
+// foldMax moves the one index Milvus rejects, 2^32-1, to 2^32-2.
+func foldMax(h uint32) uint32 {
+	if h == math.MaxUint32 {
+		return math.MaxUint32 - 1
+	}
+	return h
 }
 
 // Count analyses text and returns its raw term counts by hashed term (Indices strictly

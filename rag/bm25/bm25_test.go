@@ -1,8 +1,10 @@
 package bm25
 
 import (
+	"hash/fnv"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -51,6 +53,31 @@ func TestHash(t *testing.T) {
 		if got := Hash(in); got != want {
 			t.Errorf("Hash(%q) = %#x, want %#x", in, got, want)
 		}
+	}
+}
+
+func TestHashMatchesFNV(t *testing.T) {
+	for _, term := range []string{"attent", "transform", "世", "1706.03762", "x"} {
+		h := fnv.New32a()
+		h.Write([]byte(term))
+		if got, want := Hash(term), h.Sum32(); got != want {
+			t.Errorf("Hash(%q) = %#x, want FNV-1a %#x", term, got, want)
+		}
+	}
+	if got := foldMax(math.MaxUint32); got != math.MaxUint32-1 {
+		t.Errorf("foldMax(2^32-1) = %#x, want 2^32-2", got)
+	}
+	if got := foldMax(12345); got != 12345 {
+		t.Errorf("foldMax(12345) = %d, want unchanged", got)
+	}
+}
+
+func BenchmarkAnalyze(b *testing.B) {
+	text := strings.Repeat("The Transformer follows this overall architecture using stacked self-attention and point-wise, "+
+		"fully connected layers for both the encoder and decoder, shown in Figure 1; BLEU 28.4 on WMT 2014. ", 20)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		Analyze(text)
 	}
 }
 

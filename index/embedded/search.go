@@ -78,7 +78,8 @@ func (sn *snapshot) searchSparse(q rag.SparseVector, keep func(*entry) bool, k i
 	for i, t := range q.Indices {
 		w := float64(q.Values[i])
 		for _, p := range idx[t] {
-			if acc.score[p.entry] == 0 {
+			if !acc.seen[p.entry] {
+				acc.seen[p.entry] = true
 				acc.touched = append(acc.touched, p.entry)
 			}
 			acc.score[p.entry] += w * float64(p.weight)
@@ -98,18 +99,22 @@ func (sn *snapshot) searchSparse(q rag.SparseVector, keep func(*entry) bool, k i
 // corpus would otherwise allocate megabytes per query.
 type accumulator struct {
 	score   []float64
+	seen    []bool
 	touched []int32
 }
 
 func (a *accumulator) reset(n int) {
 	for _, i := range a.touched {
 		a.score[i] = 0
+		a.seen[i] = false
 	}
 	a.touched = a.touched[:0]
 	if cap(a.score) < n {
 		a.score = make([]float64, n)
+		a.seen = make([]bool, n)
 	}
 	a.score = a.score[:n]
+	a.seen = a.seen[:n]
 }
 
 var accPool = sync.Pool{New: func() any { return new(accumulator) }}

@@ -321,3 +321,25 @@ func TestTopK(t *testing.T) {
 		}
 	}
 }
+
+// TestSparseSignedWeights uses a hand-made query whose partial sum passes through zero:
+// the chunk must still be one hit with the full sum.
+func TestSparseSignedWeights(t *testing.T) {
+	s := open(t, t.TempDir())
+	doc := rag.Document{ID: "d", Source: "/d"}
+	chunks := []index.EncodedChunk{
+		{Chunk: rag.Chunk{ID: "all", Text: "x"}, Sparse: rag.SparseVector{Indices: []uint32{1, 2, 3}, Values: []float32{1, 1, 1}}, Terms: 3},
+		{Chunk: rag.Chunk{ID: "one", Text: "y"}, Sparse: rag.SparseVector{Indices: []uint32{1}, Values: []float32{0.5}}, Terms: 1},
+	}
+	if err := s.Replace(t.Context(), doc, chunks); err != nil {
+		t.Fatal(err)
+	}
+	q := rag.SparseVector{Indices: []uint32{1, 2, 3}, Values: []float32{1, -1, 2}}
+	hs, err := s.Search(t.Context(), rag.SearchRequest{Sparse: &q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hs) != 2 || hs[0].Chunk.ID != "all" || hs[0].Score != 2 || hs[1].Chunk.ID != "one" || hs[1].Score != 0.5 {
+		t.Errorf("hits = %+v, want all (2) then one (0.5)", hs)
+	}
+}

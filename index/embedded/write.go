@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/footnote-dev/footnote/index"
@@ -45,7 +46,10 @@ func (s *Store) prepare(doc rag.Document, chunks []index.EncodedChunk) ([]prepar
 		if err := checkSparse(c.Sparse); err != nil {
 			return nil, fmt.Errorf("chunk %s: %w", c.ID, err)
 		}
-		p := prepared{chunk: c.Chunk, sparse: c.Sparse, terms: c.Terms, dense: make([][]float32, len(s.models))}
+		// Copies: the search cache keeps these, and the caller may reuse its slices.
+		sparse := rag.SparseVector{Indices: slices.Clone(c.Sparse.Indices), Values: slices.Clone(c.Sparse.Values)}
+		p := prepared{chunk: c.Chunk, sparse: sparse, terms: c.Terms, dense: make([][]float32, len(s.models))}
+		p.chunk.Section = slices.Clone(c.Section)
 		p.chunk.DocID = doc.ID
 		for name, v := range c.Dense {
 			v, err := s.checkDense(name, v)
@@ -87,9 +91,9 @@ func (s *Store) checkDense(model string, v []float32) ([]float32, error) {
 		}
 	}
 	if m.Metric == rag.Cosine {
-		return normalize(v), nil
+		return normalize(v), nil // a copy
 	}
-	return v, nil
+	return slices.Clone(v), nil
 }
 
 // beginWrite starts a write transaction and bumps the generation, returning the new one.

@@ -119,7 +119,7 @@ func Split(doc *Document, meta Meta, opt Options) []rag.Chunk {
 			DocID:     meta.DocID,
 			Index:     i,
 			Text:      doc.Text[p.start:p.end],
-			Tokens:    p.tokens,
+			Tokens:    opt.CountTokens(doc.Text[p.start:p.end]),
 			PageStart: p.pageStart,
 			PageEnd:   p.pageEnd,
 			LineStart: p.lineStart,
@@ -141,6 +141,20 @@ type splitter struct {
 }
 
 func (s *splitter) count(start, end int) int { return s.opt.CountTokens(s.doc.Text[start:end]) }
+
+// fits reports whether text[start:end] has at most limit tokens, given est, the sum of its
+// parts' counts. Token counts are close to additive over whitespace-separated parts, so
+// the text is only counted when the estimate is near the limit; counting every candidate
+// span would dominate the cost of indexing.
+func (s *splitter) fits(start, end, est, limit int) bool {
+	switch {
+	case est <= limit-limit/20-2:
+		return true
+	case est > limit+limit/20+2:
+		return false
+	}
+	return s.count(start, end) <= limit
+}
 
 // pieces cuts each section group into pieces of at most Max tokens.
 func (s *splitter) pieces() []piece {
@@ -194,9 +208,8 @@ func (s *splitter) group(blocks []Block, group int) []piece {
 			continue
 		}
 		if cur >= 0 {
-			joined := s.count(blocks[cur].CharStart, b.CharEnd)
-			if joined <= s.opt.Max {
-				curTokens = joined
+			if est := curTokens + n + 1; s.fits(blocks[cur].CharStart, b.CharEnd, est, s.opt.Max) {
+				curTokens = est
 				continue
 			}
 			flush(i)
@@ -235,35 +248,44 @@ func (s *splitter) span(blocks []Block, group, start, end, tokens int) piece {
 // Overlap tokens, cutting at sentence ends where possible and never inside a word. Each
 // result is {start, end, tokens}.
 func (s *splitter) windows(start, end int) [][3]int {
-	units := s.units(start, end)
+	units, ut := s.units(start, end)
+	sum := func(i, j int) int { // estimated tokens of units[i:j]
+		n := 0
+		for _, t := range ut[i:j] {
+			n += t
+		}
+		return n
+	}
 	var out [][3]int
 	for i := 0; i < len(units); {
 		// Grow the window unit by unit while it fits.
-		j := i + 1
-		for j < len(units) && s.count(units[i][0], units[j][1]) <= s.opt.Window {
+		j, n := i+1, ut[i]
+		for j < len(units) && s.fits(units[i][0], units[j][1], n+ut[j], s.opt.Window) {
+			n += ut[j]
 			j++
 		}
 		ws, we := units[i][0], units[j-1][1]
-		out = append(out, [3]int{ws, we, s.count(ws, we)})
+		out = append(out, [3]int{ws, we, n})
 		if j >= len(units) {
 			break
 		}
 		// Step back over whole units to share about Overlap tokens with the next window.
-		k := j
-		for k-1 > i && s.count(units[k-1][0], we) <= s.opt.Overlap {
+		k, shared := j, 0
+		for k-1 > i && shared+ut[k-1] <= s.opt.Overlap {
+			shared += ut[k-1]
 			k--
 		}
-		last := units[j-1]
+		last, lastTokens := units[j-1], ut[j-1]
 		if k == j && s.opt.Overlap > 0 {
 			// The last unit is longer than the overlap: share its last words instead.
 			if o := s.tailWords(last[0], we, s.opt.Overlap); o < we {
-				units[j-1] = [2]int{o, we}
+				units[j-1], ut[j-1] = [2]int{o, we}, s.count(o, we)
 				k = j - 1
 			}
 		}
 		// The next window must reach past the shared part, or windows would shrink.
-		if k < j && s.count(units[k][0], units[j][1]) > s.opt.Window {
-			units[j-1] = last
+		if k < j && !s.fits(units[k][0], units[j][1], sum(k, j+1), s.opt.Window) {
+			units[j-1], ut[j-1] = last, lastTokens
 			k = j
 		}
 		i = k
@@ -273,16 +295,21 @@ func (s *splitter) windows(start, end int) [][3]int {
 
 // units splits text[start:end] into sentences; a sentence longer than Window is split
 // further at line breaks and then between words.
-func (s *splitter) units(start, end int) [][2]int {
+func (s *splitter) units(start, end int) ([][2]int, []int) {
 	var out [][2]int
+	var tokens []int
 	for _, sen := range sentences(s.doc.Text, start, end) {
-		if s.count(sen[0], sen[1]) <= s.opt.Window {
+		if n := s.count(sen[0], sen[1]); n <= s.opt.Window {
 			out = append(out, sen)
+			tokens = append(tokens, n)
 			continue
 		}
-		out = append(out, s.wordRuns(sen[0], sen[1])...)
+		for _, w := range s.wordRuns(sen[0], sen[1]) {
+			out = append(out, w)
+			tokens = append(tokens, s.count(w[0], w[1]))
+		}
 	}
-	return out
+	return out, tokens
 }
 
 // wordRuns splits text[start:end] into runs of whole words of at most Window tokens.
@@ -457,7 +484,7 @@ func (s *splitter) merge(ps []piece) []piece {
 					return false
 				}
 				a, b := min(i, j), max(i, j)
-				if s.count(ps[a].start, ps[b].end) > s.opt.Max {
+				if !s.fits(ps[a].start, ps[b].end, ps[a].tokens+ps[b].tokens+1, s.opt.Max) {
 					return false
 				}
 				target = j
@@ -488,7 +515,7 @@ func (s *splitter) join(a, b piece) piece {
 		big = b
 	}
 	p := piece{start: a.start, end: b.end, group: big.group, section: big.section}
-	p.tokens = s.count(p.start, p.end)
+	p.tokens = a.tokens + b.tokens + 1 // an estimate; Split counts the final text
 	p.pageStart, p.pageEnd = minPos(a.pageStart, b.pageStart), max(a.pageEnd, b.pageEnd)
 	p.lineStart, p.lineEnd = minPos(a.lineStart, b.lineStart), max(a.lineEnd, b.lineEnd)
 	return p

@@ -147,8 +147,8 @@ type nullStore struct {
 }
 
 func (s *nullStore) Search(context.Context, rag.SearchRequest) ([]rag.Hit, error) { return nil, nil }
-func (s *nullStore) Chunks(context.Context, []string) ([]rag.Chunk, error)         { return nil, nil }
-func (s *nullStore) Models() []rag.ModelInfo                                       { return nil }
+func (s *nullStore) Chunks(context.Context, []string) ([]rag.Chunk, error)        { return nil, nil }
+func (s *nullStore) Models() []rag.ModelInfo                                      { return nil }
 func (s *nullStore) Document(context.Context, string) (rag.Document, error) {
 	return rag.Document{}, rag.ErrNotFound
 }

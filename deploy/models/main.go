@@ -2,7 +2,7 @@
 // models) into a models folder, like `footnote models pull`, for CI and machines where the
 // footnote binary is not built yet:
 //
-//	go run ./deploy/models [-dir DIR] [-model NAME]... [-verify] [-force]
+//	go run ./deploy/models [-dir DIR] [-model NAME]... [-all] [-verify] [-force]
 //
 // DIR defaults to $FOOTNOTE_MODELS_DIR, else ~/.local/share/footnote/models.
 package main
@@ -29,11 +29,15 @@ func main() {
 	var models names
 	dir := flag.String("dir", defaultDir(), "models folder")
 	flag.Var(&models, "model", "component to install (repeatable; default: "+strings.Join(pull.DefaultNames, ", ")+")")
+	all := flag.Bool("all", false, "install every known component: "+strings.Join(pull.AllNames(), ", "))
 	verify := flag.Bool("verify", false, "only verify what is installed")
 	force := flag.Bool("force", false, "download again even when installed")
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if *all {
+		models = pull.AllNames()
+	}
 	if *verify {
 		problems := pull.Verify(*dir, models...)
 		for _, p := range problems {

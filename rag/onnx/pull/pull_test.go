@@ -316,3 +316,16 @@ func TestCatalogPins(t *testing.T) {
 		}
 	}
 }
+
+func TestAllNamesCoverCatalog(t *testing.T) {
+	cat := pull.Catalog()
+	names := pull.AllNames()
+	if len(names) != len(cat) {
+		t.Errorf("AllNames() = %v, catalog has %d components", names, len(cat))
+	}
+	for _, n := range names {
+		if _, ok := cat[n]; !ok {
+			t.Errorf("AllNames() has %q, not in the catalog", n)
+		}
+	}
+}

@@ -1,7 +1,7 @@
 """Compute the reference fixtures for rag/onnx tests with an independent implementation.
 
 Run once (not at test time) after `go run ./deploy/models -model onnxruntime
--model bge_small_en_v1_5 -model all_minilm_l6_v2` installed the models:
+-model bge_small_en_v1_5 -model bge_small_en_v1_5_q -model all_minilm_l6_v2` installed the models:
 
     python3 -m venv /tmp/refvenv
     /tmp/refvenv/bin/pip install onnxruntime==1.30.0 tokenizers==0.23.3 numpy==2.4.6 onnx==1.23.2
@@ -68,6 +68,7 @@ QUERIES = [
 MODELS = {
     "bge_small_en_v1_5": {"pooling": "cls", "max_length": 512, "query_prefix": BGE_QUERY},
     "all_minilm_l6_v2": {"pooling": "mean", "max_length": 256, "query_prefix": ""},
+    "bge_small_en_v1_5_q": {"pooling": "cls", "max_length": 512, "query_prefix": BGE_QUERY},
 }
 
 

@@ -34,9 +34,11 @@ func build(pages []page, metaTitle, metaAuthor string) *chunk.Document {
 	d := &chunk.Document{Kind: chunk.KindPDF}
 	vocab := vocabulary{}
 	for _, p := range pages {
+		prev := ""
 		for _, l := range p.lines {
 			if !l.drop {
-				vocab.addLine(l.text)
+				vocab.addLine(l.text, hyphenBreak(prev, l.text))
+				prev = l.text
 			}
 		}
 	}

@@ -47,12 +47,15 @@ func collapseSpaces(s string) string {
 // a line break), to decide whether a line-break hyphen belongs to the word.
 type vocabulary map[string]int
 
-func (v vocabulary) addLine(text string) {
+func (v vocabulary) addLine(text string, afterHyphen bool) {
 	fields := strings.Fields(text)
 	for i, f := range fields {
+		if i == 0 && afterHyphen || i == len(fields)-1 && strings.HasSuffix(f, "-") {
+			continue // pieces of a word broken across lines
+		}
 		w := strings.ToLower(strings.TrimFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-' }))
 		w = strings.Trim(w, "-")
-		if w == "" || (i == len(fields)-1 && strings.HasSuffix(f, "-")) {
+		if w == "" {
 			continue
 		}
 		v[w]++
@@ -109,8 +112,8 @@ func hyphenBreak(prev, next string) bool {
 func (v vocabulary) keepHyphen(prev, next string) bool {
 	frag := lastWord(prev[:len(prev)-1])
 	rest := firstWord(next)
-	if frag == "" || rest == "" {
-		return true
+	if frag == "" || rest == "" || strings.Contains(rest, "-") {
+		return true // "English-" + "to-German" continues a compound
 	}
 	lf, lr := strings.ToLower(frag), strings.ToLower(rest)
 	hyph, joined := v[lf+"-"+lr], v[lf+lr]
@@ -138,9 +141,10 @@ func lastWord(s string) string {
 }
 
 func firstWord(s string) string {
-	i := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	i := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-' })
 	if i < 0 {
 		return s
 	}
 	return s[:i]
 }
+

@@ -147,4 +147,3 @@ func firstWord(s string) string {
 	}
 	return s[:i]
 }
-

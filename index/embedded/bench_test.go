@@ -101,3 +101,34 @@ func BenchmarkSearch(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReplace writes one 100-chunk document (384-dim vectors, ~120 terms a chunk)
+// into a store that already holds 3,000 chunks, replacing its previous version.
+func BenchmarkReplace(b *testing.B) {
+	s := open(b, b.TempDir(), rag.ModelInfo{Name: "bench", Dim: benchDim, Metric: rag.Cosine})
+	fillSynthetic(b, s, 3_000)
+	r := rand.New(rand.NewPCG(3, 4))
+	doc := rag.Document{ID: "replaced", Source: "/bench/replaced.pdf"}
+	var chunks []index.EncodedChunk
+	for i := range 100 {
+		tf := rag.SparseVector{}
+		for t := range 120 {
+			tf.Indices = append(tf.Indices, uint32(t*1000+r.IntN(1000)))
+			tf.Values = append(tf.Values, 1)
+		}
+		v := make([]float32, benchDim)
+		for j := range v {
+			v[j] = float32(r.NormFloat64())
+		}
+		chunks = append(chunks, index.EncodedChunk{
+			Chunk:  rag.Chunk{ID: fmt.Sprintf("replaced-%03d", i), Index: i, Text: "synthetic passage of some length"},
+			Sparse: bm25.Params{}.Document(tf, 150, 200), Terms: 150,
+			Dense: map[string][]float32{"bench": v},
+		})
+	}
+	for b.Loop() {
+		if err := s.Replace(b.Context(), doc, chunks); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

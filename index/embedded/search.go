@@ -181,7 +181,7 @@ func (s *Store) load(ctx context.Context) (*snapshot, error) {
 	if sn.gen, err = s.generation(ctx, tx); err != nil {
 		return nil, err
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT c.id, c.doc_id, c.section_top, s.vector FROM chunks c JOIN sparse s ON s.chunk_id = c.id ORDER BY s.rowid`)
+	rows, err := tx.QueryContext(ctx, `SELECT c.id, c.doc_id, c.section_top, s.vector FROM sparse s JOIN chunks c ON c.id = s.chunk_id ORDER BY s.chunk_id`)
 	if err != nil {
 		return nil, err
 	}
@@ -205,8 +205,9 @@ func (s *Store) load(ctx context.Context) (*snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Each model's vectors go into one contiguous slab, in the order they are scanned:
-	// a dense search is bound by memory bandwidth, and the prefetcher likes a stream.
+	// Each model's vectors go into one contiguous slab, in the order they are scanned
+	// (chunk id, the dense table's key order, so no sort): a dense search is bound by
+	// memory bandwidth, and the prefetcher likes a stream.
 	slabs := make([][]float32, len(s.models))
 	for i, m := range s.models {
 		var n int
@@ -215,7 +216,7 @@ func (s *Store) load(ctx context.Context) (*snapshot, error) {
 		}
 		slabs[i] = make([]float32, 0, n*m.Dim)
 	}
-	rows, err = tx.QueryContext(ctx, `SELECT d.chunk_id, d.model, d.vector FROM dense d JOIN sparse s ON s.chunk_id = d.chunk_id ORDER BY s.rowid`)
+	rows, err = tx.QueryContext(ctx, `SELECT chunk_id, model, vector FROM dense ORDER BY chunk_id, model`)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/footnote-dev/footnote/index/chunk"
 )
@@ -66,16 +67,27 @@ func build(pages []page, metaTitle, metaAuthor string) *chunk.Document {
 	}
 
 	h := headings{body: body}
-	var section []string
+	var (
+		section []string
+		blocks  []chunk.Block
+	)
 	for _, p := range pages {
 		leading := p.leading()
 		var para []string
 		var prev *line
+		firstOnPage := true
 		flush := func() {
-			if len(para) > 0 {
-				d.Append(chunk.Block{Text: vocab.joinLines(para), Section: section, PageStart: p.number, PageEnd: p.number})
-				para = para[:0]
+			if len(para) == 0 {
+				return
 			}
+			if firstOnPage {
+				para = carryWord(vocab, blocks, para, p.number)
+			}
+			firstOnPage = false
+			if len(para) > 0 {
+				blocks = append(blocks, chunk.Block{Text: vocab.joinLines(para), Section: section, PageStart: p.number, PageEnd: p.number})
+			}
+			para = para[:0]
 		}
 		for i := 0; i < len(p.lines); i++ {
 			l := &p.lines[i]
@@ -90,8 +102,9 @@ func build(pages []page, metaTitle, metaAuthor string) *chunk.Document {
 						name += " " + last.text
 					}
 					flush()
+					firstOnPage = false
 					section = append(append([]string(nil), section[:min(level-1, len(section))]...), name)
-					d.Append(chunk.Block{Text: name, Section: section, Heading: true, PageStart: p.number, PageEnd: p.number})
+					blocks = append(blocks, chunk.Block{Text: name, Section: section, Heading: true, PageStart: p.number, PageEnd: p.number})
 					prev = nil
 					continue
 				}
@@ -104,7 +117,38 @@ func build(pages []page, metaTitle, metaAuthor string) *chunk.Document {
 		}
 		flush()
 	}
+	for _, b := range blocks {
+		d.Append(b)
+	}
 	return d
+}
+
+// carryWord mends a word broken across a page: when the last paragraph of the previous page
+// ends in "frag-" and para, the first on page, starts with the rest of the word, the rest
+// moves back so that the word is whole (and searchable) in one block.
+func carryWord(vocab vocabulary, blocks []chunk.Block, para []string, page int) []string {
+	if len(blocks) == 0 || len(para) == 0 {
+		return para
+	}
+	last := &blocks[len(blocks)-1]
+	if last.Heading || last.PageEnd != page-1 || !hyphenBreak(last.Text, para[0]) {
+		return para
+	}
+	first, _ := utf8.DecodeRuneInString(para[0])
+	if !unicode.IsLower(first) {
+		return para
+	}
+	word, rest, _ := strings.Cut(para[0], " ")
+	if vocab.keepHyphen(last.Text, para[0]) {
+		last.Text += word
+	} else {
+		last.Text = last.Text[:len(last.Text)-1] + word
+	}
+	if rest = strings.TrimSpace(rest); rest == "" {
+		return para[1:]
+	}
+	para[0] = rest
+	return para
 }
 
 // continues reports whether next carries on heading line h.
@@ -230,24 +274,35 @@ func (p page) breaks(prev, l line, next *line, leading float64) bool {
 	if math.Abs(prev.size-l.size) > 1 {
 		return true // a caption, footnote or table in another size
 	}
+	// A sentence running on in lower case continues its paragraph across a column break,
+	// a float or a display equation.
+	first, _ := utf8.DecodeRuneInString(l.text)
+	runsOn := unicode.IsLower(first) && !endsSentence(prev.text)
 	dy := l.top - prev.top
 	if dy < -0.5*l.size {
-		return true // up: the next column or a float
+		return !runsOn // up: the next column or a float
 	}
 	if p.twoColumn && (prev.left >= p.splitX-1) != (l.left >= p.splitX-1) {
-		return true
+		return !runsOn
 	}
 	if leading <= 0 {
 		leading = 1.2 * l.size
 	}
 	if dy > 1.45*leading+1 {
-		return true
+		return !runsOn
 	}
 	// A first-line indent: this line starts further right than the lines around it.
 	if next != nil && l.left > prev.left+0.6*l.size && l.left < prev.left+5*l.size && math.Abs(next.left-prev.left) < 2 && next.top > l.top {
 		return true
 	}
 	return false
+}
+
+// endsSentence reports whether s ends with a full stop, question or exclamation mark,
+// possibly followed by closing quotes or brackets.
+func endsSentence(s string) bool {
+	s = strings.TrimRight(s, `"')]”’ `)
+	return strings.HasSuffix(s, ".") || strings.HasSuffix(s, "?") || strings.HasSuffix(s, "!")
 }
 
 // titleCandidates returns the indexes of page 1's lines set in its largest font in the

@@ -411,3 +411,39 @@ func TestAttentionPaper(t *testing.T) {
 		t.Errorf("arXiv stamp kept")
 	}
 }
+
+func TestBrokenParagraphs(t *testing.T) {
+	lines := func(x, y float64, ls ...string) []pdftest.Text {
+		var out []pdftest.Text
+		for i, l := range ls {
+			out = append(out, pdftest.Text{X: x, Y: y + float64(i)*12, S: l})
+		}
+		return out
+	}
+	var filler []string
+	for i := range 6 {
+		filler = append(filler, fmt.Sprintf("Filler line %d keeps the page in two columns.", i))
+	}
+	// The left column ends mid-sentence and the sentence runs on at the top of the right
+	// column; the right column ends the page with a word broken across the page break.
+	var p1 []pdftest.Text
+	p1 = append(p1, lines(72, 100, filler...)...)
+	p1 = append(p1, lines(72, 300, "The first column talks about the encoder", "and its layers, which is")...)
+	p1 = append(p1, lines(320, 100, "continued in the second column without", "a break.")...)
+	p1 = append(p1, lines(320, 300, append(filler, "The page then ends with repre-")...)...)
+	p2 := lines(72, 100, "sentations of words. A new sentence follows.")
+	d, err := Parse(t.Context(), pdftest.Build([]pdftest.Page{{Texts: p1}, {Texts: p2}}, pdftest.Options{}), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ contains, want string }{
+		{"first column", "The first column talks about the encoder and its layers, which is continued in the second column without a break."},
+		{"The page then ends", strings.Join(filler, " ") + " The page then ends with representations"},
+		{"of words.", "of words. A new sentence follows."},
+	}
+	for _, c := range cases {
+		if b := blockWith(t, d, c.contains); b.Text != c.want {
+			t.Errorf("block:\n got %q\nwant %q", b.Text, c.want)
+		}
+	}
+}

@@ -293,6 +293,9 @@ func (ix *Indexer) walk(paths []string) (files, roots []string, skips []Skip) {
 		info, err := os.Stat(abs)
 		if err != nil {
 			skips = append(skips, Skip{Path: abs, Reason: reason(err)})
+			if errors.Is(err, fs.ErrNotExist) {
+				roots = append(roots, abs) // a folder deleted as a whole can still be pruned
+			}
 			continue
 		}
 		roots = append(roots, abs)

@@ -458,6 +458,32 @@ func TestPrune(t *testing.T) {
 	if _, err := store.Document(t.Context(), DocID(filepath.Join(b, "three.md"))); err != nil {
 		t.Errorf("document outside the pruned root removed: %v", err)
 	}
+	// A root deleted as a whole is pruned too.
+	if err := os.RemoveAll(b); err != nil {
+		t.Fatal(err)
+	}
+	sum, err = ix.Index(t.Context(), []string{b}, Options{Prune: true})
+	if err != nil || sum.Removed != 1 || len(store.docs) != 1 {
+		t.Errorf("deleted root: %+v, %v, %d docs left", sum, err, len(store.docs))
+	}
+}
+
+func TestCopiesDoNotCollide(t *testing.T) {
+	dir := t.TempDir()
+	data := samplePDF("echidnas")
+	write(t, filepath.Join(dir, "a", "paper.pdf"), data)
+	write(t, filepath.Join(dir, "b", "paper.pdf"), data)
+	store := newMemStore()
+	if _, err := newIndexer(t, Config{Store: store}).Index(t.Context(), []string{dir}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	_, a := store.doc(t, filepath.Join(dir, "a", "paper.pdf"))
+	_, b := store.doc(t, filepath.Join(dir, "b", "paper.pdf"))
+	for _, id := range ids(a) {
+		if slices.Contains(ids(b), id) {
+			t.Errorf("chunk id %s used by both copies", id)
+		}
+	}
 }
 
 func TestUnreadableAndMissing(t *testing.T) {

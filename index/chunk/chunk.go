@@ -78,16 +78,18 @@ func CountTokens(s string) int {
 // Meta is the document-level data every chunk carries.
 type Meta struct {
 	DocID  string
-	Hash   string // sha256 hex of the file's bytes; with the index it makes the chunk id
+	Hash   string // sha256 hex of the file's bytes; with DocID and the index it makes the chunk id
 	Source string
 	Name   string
 	Title  string
 }
 
-// ID returns the chunk id for the index-th chunk of content with the given hash: the first
-// 16 bytes of sha256(hash ":" index) in hex. Re-indexing the same bytes gives the same ids.
-func ID(hash string, index int) string {
-	sum := sha256.Sum256([]byte(hash + ":" + strconv.Itoa(index)))
+// ID returns the id of the index-th chunk of a document: the first 16 bytes, in hex, of
+// sha256(docID ":" hash ":" index), where hash is the content hash. Re-indexing the same
+// bytes at the same path gives the same ids; the same file copied to two paths gives two
+// sets of ids, so the copies never collide in a store.
+func ID(docID, hash string, index int) string {
+	sum := sha256.Sum256([]byte(docID + ":" + hash + ":" + strconv.Itoa(index)))
 	return hex.EncodeToString(sum[:16])
 }
 
@@ -115,7 +117,7 @@ func Split(doc *Document, meta Meta, opt Options) []rag.Chunk {
 	out := make([]rag.Chunk, 0, len(pieces))
 	for i, p := range pieces {
 		out = append(out, rag.Chunk{
-			ID:        ID(meta.Hash, i),
+			ID:        ID(meta.DocID, meta.Hash, i),
 			DocID:     meta.DocID,
 			Index:     i,
 			Text:      doc.Text[p.start:p.end],

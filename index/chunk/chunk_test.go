@@ -254,8 +254,11 @@ func TestIDsStable(t *testing.T) {
 	if a[0].ID == c[0].ID {
 		t.Error("different content hash gave the same chunk id")
 	}
-	if a[0].ID != ID("h1", 0) || len(a[0].ID) != 32 {
-		t.Errorf("id = %q, want ID(h1, 0) = %q", a[0].ID, ID("h1", 0))
+	if a[0].ID != ID("", "h1", 0) || len(a[0].ID) != 32 {
+		t.Errorf("id = %q, want ID(\"\", h1, 0) = %q", a[0].ID, ID("", "h1", 0))
+	}
+	if ID("doc1", "h1", 0) == ID("doc2", "h1", 0) {
+		t.Error("the same content at two paths gave the same chunk id")
 	}
 }
 

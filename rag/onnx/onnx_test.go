@@ -391,8 +391,25 @@ func TestSimilarityReranker(t *testing.T) {
 		if got[1] <= got[0] {
 			t.Errorf("%q: relevant %.3f <= irrelevant %.3f", p.query, got[1], got[0])
 		}
-		if got[1] < 0.5 || got[0] > 0.5 {
-			t.Errorf("%q: calibration: relevant %.3f should be ≥ 0.5, irrelevant %.3f ≤ 0.5", p.query, got[1], got[0])
+		// The pipeline drops candidates below 0.2 by default.
+		if got[1] < 0.2 || got[0] > 0.2 {
+			t.Errorf("%q: calibration: relevant %.3f should be ≥ 0.2, irrelevant %.3f < 0.2", p.query, got[1], got[0])
+		}
+	}
+	// Questions the corpus cannot answer must fall under the cut against research text.
+	var passages []string
+	for _, p := range realPairs {
+		passages = append(passages, p.relevant, p.irrelevant)
+	}
+	for _, q := range []string{"What is the capital of Mars?", "Who won the 2018 FIFA World Cup?", "How do I bake sourdough bread with a stiff levain?"} {
+		got, err := r.Score(t.Context(), q, passages)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range got {
+			if s >= 0.2 {
+				t.Errorf("unanswerable %q: passage %d scores %.3f ≥ 0.2", q, i, s)
+			}
 		}
 	}
 }

@@ -488,8 +488,12 @@ func TestUsageAndMentions(t *testing.T) {
 			t.Errorf("%q: got %q %q, want usage", text, r.Kind, r.Paragraphs)
 		}
 	}
+	long := a.Say(t.Context(), bottest.Message{Channel: "C1", User: "U1", Text: strings.Repeat("why attention? ", 300)})
+	if long.Kind != bot.KindUsage || !strings.Contains(long.Paragraphs[0], "too long") {
+		t.Errorf("overlong question: got %q %q", long.Kind, long.Paragraphs)
+	}
 	if n := len(asker.Calls()); n != 0 {
-		t.Errorf("asker called %d times for empty questions", n)
+		t.Errorf("asker called %d times for empty or overlong questions", n)
 	}
 	a.Say(t.Context(), bottest.Message{Channel: "C1", User: "U1", Text: "<@123456789> how does **multi-head** attention work? <@U1|bob>"})
 	if calls := asker.Calls(); len(calls) != 1 || calls[0].Text != "how does multi-head attention work?" {

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/footnote-dev/footnote/rag"
 )
@@ -121,6 +122,13 @@ func (b *Bot) Feedback(ctx context.Context, answerID string) ([]Feedback, error)
 	return b.state.feedbackFor(ctx, answerID)
 }
 
+// maxQuestion and maxSelected bound what one request may ask about, in characters: a pasted
+// paper is not a question, and the prompt budget is spent on sources.
+const (
+	maxQuestion = 4000
+	maxSelected = 20000
+)
+
 // usage is the reply to an empty question.
 const usage = "Ask me a question about the indexed documents, for example: " +
 	"*What are the two sub-layers of a Transformer encoder layer?* " +
@@ -166,6 +174,10 @@ func (b *Bot) ask(ctx context.Context, req Request, onDelta func(string), start 
 	}
 	if !hasWord(question) {
 		return Reply{Kind: KindUsage, Paragraphs: []string{usage}, Private: true}
+	}
+	if n, m := utf8.RuneCountInString(question), utf8.RuneCountInString(selected); n > maxQuestion || m > maxSelected {
+		return Reply{Kind: KindUsage, Private: true, Paragraphs: []string{fmt.Sprintf(
+			"That's too long for me: please keep questions under %d characters and selected passages under %d.", maxQuestion, maxSelected)}}
 	}
 	route := b.Route(req.Platform, req.Tenant, req.Channel)
 	private := req.Private || route.Private

@@ -23,6 +23,8 @@ import (
 	"github.com/footnote-dev/footnote/rag/bm25"
 )
 
+var _ bot.Asker = (*rag.Pipeline)(nil)
+
 // pipeline indexes the corpus into an embedded store (BM25 only) and returns the
 // extractive pipeline over it with the document count.
 func pipeline(t testing.TB) (*rag.Pipeline, int) {

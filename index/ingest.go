@@ -85,13 +85,13 @@ const (
 // Event is one progress report. Done counts files finished (unchanged, skipped or stored)
 // out of Files.
 type Event struct {
-	Kind   EventKind
-	Path   string
-	Files  int
-	Done   int
-	Pages  int // pages of this file (parsed) or so far in the run (stored)
-	Chunks int
-	Reason string
+	Kind   EventKind `json:"kind"`
+	Path   string    `json:"path,omitempty"`
+	Files  int       `json:"files"`
+	Done   int       `json:"done"`
+	Pages  int       `json:"pages,omitempty"`  // pages of the file (parsed, stored)
+	Chunks int       `json:"chunks,omitempty"` // chunks of the file (parsed, stored); so far (backfill)
+	Reason string    `json:"reason,omitempty"`
 }
 
 // Indexer walks folders and keeps a Store in step with the files in them. One Index call at

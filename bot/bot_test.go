@@ -974,3 +974,18 @@ func TestPercentile(t *testing.T) {
 		t.Errorf("empty: got %v", got)
 	}
 }
+
+func TestAnonymousNotLimitedTogether(t *testing.T) {
+	b := newBot(t, bot.Config{UserRate: rate.Every(time.Hour), UserBurst: 1, ChannelRate: rate.Every(time.Hour), ChannelBurst: 1})
+	for i := range 3 {
+		r := b.Ask(t.Context(), bot.Request{Platform: "http", Text: encoderQ}, nil)
+		if r.Kind != bot.KindAnswer {
+			t.Errorf("anonymous question %d: got %q, want an answer", i, r.Kind)
+		}
+	}
+	// A named user is limited as usual.
+	b.Ask(t.Context(), bot.Request{Platform: "http", User: "alice", Text: encoderQ}, nil)
+	if r := b.Ask(t.Context(), bot.Request{Platform: "http", User: "alice", Text: encoderQ}, nil); r.Kind != bot.KindRateLimited {
+		t.Errorf("alice's second question: got %q, want rate limited", r.Kind)
+	}
+}

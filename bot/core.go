@@ -12,6 +12,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"golang.org/x/time/rate"
+
 	"github.com/footnote-dev/footnote/rag"
 )
 
@@ -254,12 +256,18 @@ func hasWord(s string) bool {
 }
 
 // limit applies the per-user and per-channel token buckets. A refused question takes no
-// token from either bucket.
+// token from either bucket. An empty User or Channel (an anonymous API call, a DM without a
+// channel id) is not limited in that scope: one shared bucket would throttle strangers
+// against each other.
 func (b *Bot) limit(req Request) (Reply, bool) {
 	now := b.cfg.Now()
-	ru, wait := b.users.reserve(req.Platform+"/"+req.User, now)
+	var ru *rate.Reservation
+	var wait time.Duration
+	if req.User != "" {
+		ru, wait = b.users.reserve(req.Platform+"/"+req.User, now)
+	}
 	scope, who := "user", "You're"
-	if wait == 0 {
+	if wait == 0 && req.Channel != "" {
 		if _, wait = b.channels.reserve(req.Platform+"/"+req.Channel, now); wait > 0 {
 			if ru != nil {
 				ru.CancelAt(now)

@@ -3,6 +3,7 @@
 // footnote binary is not built yet:
 //
 //	go run ./deploy/models [-dir DIR] [-model NAME]... [-all] [-verify] [-force]
+//	go run ./deploy/models [-dir DIR] -import-model M.onnx -import-tokenizer T.json [-import-name N]
 //
 // DIR defaults to $FOOTNOTE_MODELS_DIR, else ~/.local/share/footnote/models.
 package main
@@ -32,11 +33,24 @@ func main() {
 	all := flag.Bool("all", false, "install every known component: "+strings.Join(pull.AllNames(), ", "))
 	verify := flag.Bool("verify", false, "only verify what is installed")
 	force := flag.Bool("force", false, "download again even when installed")
+	impModel := flag.String("import-model", "", "install a local cross-encoder: path of its .onnx file")
+	impTok := flag.String("import-tokenizer", "", "with -import-model: path of its tokenizer.json")
+	impName := flag.String("import-name", pull.CrossEncoder, "with -import-model: folder name")
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	if *all {
 		models = pull.AllNames()
+	}
+	if *impModel != "" {
+		m, err := pull.Import(pull.ImportOptions{Dir: *dir, Name: *impName, Kind: pull.KindCrossEncoder,
+			Model: *impModel, Tokenizer: *impTok})
+		if err != nil {
+			log.Error("import", "err", err)
+			os.Exit(1)
+		}
+		fmt.Printf("installed %s (%s) in %s\n", m.Name, m.Kind, pull.ModelDir(*dir, m.Name))
+		return
 	}
 	if *verify {
 		problems := pull.Verify(*dir, models...)

@@ -299,21 +299,21 @@ func TestInitMissingLibrary(t *testing.T) {
 // token types, the attention mask over padding, truncation and the sigmoid.
 func TestCrossEncoderPlumbing(t *testing.T) {
 	dir := models(t)
-	onnxBytes, err := os.ReadFile(filepath.Join("testdata", "tiny_cross.onnx"))
-	if err != nil {
+	tokPath := filepath.Join(dir, pull.BGESmall, pull.TokenizerFile)
+	// Installed the way an operator adds a cross-encoder of their own.
+	mdir := t.TempDir()
+	if _, err := pull.Import(pull.ImportOptions{
+		Dir: mdir, Name: pull.CrossEncoder, Kind: pull.KindCrossEncoder,
+		Model: filepath.Join("testdata", "tiny_cross.onnx"), Tokenizer: tokPath,
+	}); err != nil {
 		t.Fatal(err)
 	}
-	tokBytes, err := os.ReadFile(filepath.Join(dir, pull.BGESmall, pull.TokenizerFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mdir := writeModel(t, pull.KindCrossEncoder, map[string][]byte{pull.ModelFile: onnxBytes, pull.TokenizerFile: tokBytes})
-	tok, err := wordpiece.Parse(tokBytes)
+	tok, err := wordpiece.Load(tokPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const maxLen = 24
-	r, err := onnx.NewReranker(onnx.RerankerConfig{Dir: mdir, MaxLength: maxLen, BatchSize: 3})
+	r, err := onnx.NewReranker(onnx.RerankerConfig{Dir: pull.ModelDir(mdir, pull.CrossEncoder), MaxLength: maxLen, BatchSize: 3, VerifyChecksums: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -329,3 +329,51 @@ func TestAllNamesCoverCatalog(t *testing.T) {
 		}
 	}
 }
+
+func TestImport(t *testing.T) {
+	src := t.TempDir()
+	model, tok := filepath.Join(src, "m.onnx"), filepath.Join(src, "t.json")
+	os.WriteFile(model, modelBytes, 0o644)
+	os.WriteFile(tok, tokBytes, 0o644)
+	dir := t.TempDir()
+
+	tests := []struct {
+		name    string
+		opts    pull.ImportOptions
+		wantErr string
+	}{
+		{"bad name", pull.ImportOptions{Dir: dir, Name: "Cross-Encoder", Kind: pull.KindCrossEncoder, Model: model, Tokenizer: tok}, "must match"},
+		{"bad kind", pull.ImportOptions{Dir: dir, Name: "x", Kind: "llm", Model: model, Tokenizer: tok}, "kind"},
+		{"embedder without dim", pull.ImportOptions{Dir: dir, Name: "x", Kind: pull.KindEmbedder, Model: model, Tokenizer: tok}, "needs Dim"},
+		{"missing model file", pull.ImportOptions{Dir: dir, Name: "x", Kind: pull.KindCrossEncoder, Model: model + ".none", Tokenizer: tok}, "no such file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := pull.Import(tt.opts)
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("err = %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("failed import left a folder behind: %v", err)
+	}
+
+	for range 2 { // importing again replaces the folder
+		m, err := pull.Import(pull.ImportOptions{Dir: dir, Name: pull.CrossEncoder, Kind: pull.KindCrossEncoder, Model: model, Tokenizer: tok,
+			Source: pull.Source{Upstream: "cross-encoder/ms-marco-MiniLM-L-6-v2", ModelLicense: "Apache-2.0"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.MaxLength != 512 || m.Source.Registry != "local" {
+			t.Errorf("manifest defaults: %+v", m)
+		}
+	}
+	got, err := pull.Check(pull.ModelDir(dir, pull.CrossEncoder), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Kind != pull.KindCrossEncoder || got.Files[pull.ModelFile].SHA256 != sum(modelBytes) || got.Files[pull.TokenizerFile].Size != int64(len(tokBytes)) {
+		t.Errorf("imported manifest = %+v", got)
+	}
+}

@@ -1,0 +1,45 @@
+package retrievalbench
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"testing"
+
+	"github.com/footnote-dev/footnote/internal/corpustest"
+	"github.com/footnote-dev/footnote/rag/eval"
+)
+
+// TestQuality runs the evaluation questions through every method and logs the report
+// (`go test -v -run Quality`). FOOTNOTE_EVAL_JSON=path also writes it as JSON. The
+// assertions are floors that catch a broken stage, not targets: the numbers are the output.
+func TestQuality(t *testing.T) {
+	f := corpus(t)
+	qs, err := eval.LoadQuestionsFile(corpustest.Questions(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := f.pipeline(t, true)
+	rep, err := eval.Run(t.Context(), eval.Config{Retrieve: p.Retrieve, Methods: p.Methods()}, qs)
+	if err != nil {
+		t.Fatalf("eval.Run: %v", err)
+	}
+	var buf bytes.Buffer
+	if err := rep.WriteTable(&buf); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("corpus: %d documents, %d chunks, ingested in %v; reranker %s\n%s", f.docs, f.chunks, f.ingestDur, f.rerankBy, buf.String())
+	if path := os.Getenv("FOOTNOTE_EVAL_JSON"); path != "" {
+		js, _ := json.MarshalIndent(rep, "", "  ")
+		if err := os.WriteFile(path, js, 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, m := range rep.Methods {
+		// Every method must find an expected paper among its top k for most questions;
+		// below this a stage is broken (wrong vectors, empty BM25, a mis-ordered fusion).
+		if m.Source.Recall < 0.6 {
+			t.Errorf("%s: source Recall@%d %.2f below the 0.6 floor", m.Method, rep.K, m.Source.Recall)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -987,5 +988,17 @@ func TestAnonymousNotLimitedTogether(t *testing.T) {
 	b.Ask(t.Context(), bot.Request{Platform: "http", User: "alice", Text: encoderQ}, nil)
 	if r := b.Ask(t.Context(), bot.Request{Platform: "http", User: "alice", Text: encoderQ}, nil); r.Kind != bot.KindRateLimited {
 		t.Errorf("alice's second question: got %q, want rate limited", r.Kind)
+	}
+}
+
+func TestStateFileIsPrivate(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	newBot(t, bot.Config{StatePath: path})
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fi.Mode().Perm(); got != 0o600 {
+		t.Errorf("state file mode: got %v, want 0600", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -112,6 +113,13 @@ type state struct {
 // lock at BEGIN (_txlock=immediate), so two processes never deadlock upgrading a read lock;
 // the busy timeout makes the second writer wait instead of failing.
 func openState(ctx context.Context, path string, busy time.Duration) (*state, error) {
+	// The query log holds questions and user ids: create the file private to the service
+	// (SQLite gives the -wal and -shm files the same mode).
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open state: %w", err)
+	}
+	f.Close()
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy.Milliseconds()))
 	q.Add("_pragma", "journal_mode(WAL)")

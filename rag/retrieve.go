@@ -28,6 +28,9 @@ type Retrieval struct {
 	Timings  Timings `json:"timings"` // Embed, Search, Rerank and Total are set
 }
 
+// MaxTopK bounds Question.TopK: larger values are treated as MaxTopK.
+const MaxTopK = 50
+
 // Retrieve finds the evidence for q.Text, which must already be a standalone query (Ask
 // condenses follow-ups first); q.History and q.Selected are ignored.
 //
@@ -60,6 +63,8 @@ func (p *Pipeline) Retrieve(ctx context.Context, q Question) (Retrieval, error) 
 	if topK <= 0 {
 		topK = p.cfg.TopK
 	}
+	// Every kept source is reranked: bound what one question can cost.
+	topK = min(topK, MaxTopK)
 	fail := func(err error) (Retrieval, error) {
 		r.Timings.Total = time.Since(start)
 		return r, err

@@ -152,18 +152,20 @@ func (e *Embedder) embed(ctx context.Context, texts []string) ([][]float32, erro
 				batchSeqs[i] = seqs[j]
 			}
 			b := newBatch(batchSeqs, nil, e.tok.Pad())
-			hidden, shape, err := e.sess.run(b)
-			if err != nil {
+			err := e.sess.run(ctx, b, func(hidden []float32, shape []int64) error {
+				vecs, err := e.pool(hidden, shape, b)
+				if err != nil {
+					return err
+				}
+				for i, j := range idx {
+					out[j] = vecs[i]
+				}
+				return nil
+			})
+			if err != nil && ctx.Err() == nil {
 				return fmt.Errorf("embed %s: %w", e.man.Name, err)
 			}
-			vecs, err := e.pool(hidden, shape, b)
-			if err != nil {
-				return err
-			}
-			for i, j := range idx {
-				out[j] = vecs[i]
-			}
-			return nil
+			return err
 		})
 	}
 	if err := g.Wait(); err != nil {

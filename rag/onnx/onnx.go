@@ -9,6 +9,7 @@
 package onnx
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -171,11 +172,19 @@ func newBatch(seqs [][]int32, types [][]int32, pad int32) batch {
 	return b
 }
 
-// run executes one batch and returns the output tensor's data and shape.
-func (s *session) run(b batch) ([]float32, []int64, error) {
-	ds, ok := <-s.pool
-	if !ok || ds == nil {
-		return nil, nil, errors.New("onnx: model closed")
+// run executes one batch and hands the output tensor's data and shape to use, which must
+// not keep the slice. A cancelled ctx stops a waiting run, and terminates a running one
+// (ONNX Runtime checks the flag between kernels), returning ctx.Err().
+func (s *session) run(ctx context.Context, b batch, use func(data []float32, shape []int64) error) error {
+	var ds *ort.DynamicAdvancedSession
+	select {
+	case d, ok := <-s.pool:
+		if !ok {
+			return errors.New("onnx: model closed")
+		}
+		ds = d
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 	defer func() { s.pool <- ds }()
 
@@ -198,23 +207,43 @@ func (s *session) run(b batch) ([]float32, []int64, error) {
 		}
 		t, err := ort.NewTensor(shape, data)
 		if err != nil {
-			return nil, nil, fmt.Errorf("input %s: %w", name, err)
+			return fmt.Errorf("input %s: %w", name, errors.New(err.Error()))
 		}
 		inputs = append(inputs, t)
 	}
+
+	ro, err := ort.NewRunOptions()
+	if err != nil {
+		return fmt.Errorf("run options: %w", errors.New(err.Error()))
+	}
+	var mu sync.Mutex
+	done := false
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !done {
+			ro.Terminate()
+		}
+	})
 	outputs := []ort.Value{nil}
-	if err := ds.Run(inputs, outputs); err != nil {
-		return nil, nil, fmt.Errorf("onnx run: %w", errors.New(err.Error()))
+	runErr := ds.RunWithOptions(inputs, outputs, ro)
+	stop()
+	mu.Lock()
+	done = true
+	ro.Destroy()
+	mu.Unlock()
+	if runErr != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("onnx run: %w", errors.New(runErr.Error()))
 	}
 	defer outputs[0].Destroy()
 	t, ok := outputs[0].(*ort.Tensor[float32])
 	if !ok {
-		return nil, nil, fmt.Errorf("output %s is %T, want float32 tensor", s.output, outputs[0])
+		return fmt.Errorf("output %s is %T, want a float32 tensor", s.output, outputs[0])
 	}
-	data := t.GetData()
-	out := make([]float32, len(data))
-	copy(out, data)
-	return out, []int64(t.GetShape()), nil
+	return use(t.GetData(), []int64(t.GetShape()))
 }
 
 // Close waits for running batches and frees the sessions.

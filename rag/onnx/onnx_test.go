@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/footnote-dev/footnote/internal/corpustest"
 	"github.com/footnote-dev/footnote/rag"
@@ -177,6 +178,30 @@ func TestEmbedderEdgeCases(t *testing.T) {
 	cancel()
 	if _, err := e.EmbedDocuments(ctx, []string{"a"}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled ctx: err = %v, want context.Canceled", err)
+	}
+}
+
+// TestEmbedderCancel checks that cancelling stops a running ONNX batch promptly instead of
+// finishing the whole input (which takes tens of seconds here).
+func TestEmbedderCancel(t *testing.T) {
+	e := newEmbedder(t, pull.BGESmall, onnx.EmbedderConfig{BatchSize: 32})
+	texts := make([]string, 64)
+	for i := range texts {
+		texts[i] = strings.Repeat("attention layers ", 300)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := e.EmbedDocuments(ctx, texts)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want context.DeadlineExceeded", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("cancellation took %s", took)
+	}
+	// The embedder still works afterwards.
+	if _, err := e.EmbedQuery(t.Context(), "still alive"); err != nil {
+		t.Errorf("after cancel: %v", err)
 	}
 }
 

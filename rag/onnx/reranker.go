@@ -111,16 +111,18 @@ func (r *Reranker) Score(ctx context.Context, query string, passages []string) (
 				return err
 			}
 			b := newBatch(seqs[start:end], types[start:end], r.tok.Pad())
-			logits, shape, err := r.sess.run(b)
-			if err != nil {
+			err := r.sess.run(ctx, b, func(logits []float32, shape []int64) error {
+				probs, err := probabilities(logits, shape, b.rows)
+				if err != nil {
+					return err
+				}
+				copy(scores[start:end], probs)
+				return nil
+			})
+			if err != nil && ctx.Err() == nil {
 				return fmt.Errorf("rerank %s: %w", r.man.Name, err)
 			}
-			probs, err := probabilities(logits, shape, b.rows)
-			if err != nil {
-				return fmt.Errorf("rerank %s: %w", r.man.Name, err)
-			}
-			copy(scores[start:end], probs)
-			return nil
+			return err
 		})
 	}
 	if err := g.Wait(); err != nil {

@@ -14,12 +14,13 @@ import (
 // Extractive answers are composed from the sentences of the top sources when no language
 // model is configured (the default) or the model failed.
 const (
-	extractiveChunks    = 3    // top sources whose sentences are candidates
+	extractiveChunks    = 5    // top sources whose sentences are candidates
+	sourceWeight        = 0.2  // share of a sentence's score that comes from its source's
 	extractiveMaxCands  = 60   // candidate sentences scored at most
 	extractiveMin       = 2    // sentences aimed for
 	extractiveMax       = 4    // sentences at most
 	extractiveMaxChars  = 700  // a third or fourth sentence only while the answer is shorter
-	extractiveSecond    = 0.25 // a second sentence needs this share of the best score
+	extractiveSecond    = 0.4  // a second sentence needs this share of the best score
 	extractiveKeepRatio = 0.6  // a third or fourth sentence needs this share of the best score
 	duplicateOverlap    = 0.6  // term-set Jaccard above which two sentences say the same
 	duplicateContained  = 0.75 // share of the smaller term set found in the other, likewise
@@ -60,7 +61,8 @@ func (p *Pipeline) extractive(ctx context.Context, query string, sources []Sourc
 		cands = cands[:extractiveMaxCands] // best sources first, so the cut drops the weakest
 	}
 	how := p.scoreSentences(ctx, query, cands)
-	picked := pickSentences(cands, how != "overlap" && how != "reranker")
+	blendSourceRank(cands, sources, how != "overlap" && how != "reranker")
+	picked := pickSentences(cands, false)
 	p.log.Debug("extractive answer", "scorer", how, "candidates", len(cands), "picked", len(picked))
 	var b strings.Builder
 	for i, s := range picked {
@@ -70,6 +72,39 @@ func (p *Pipeline) extractive(ctx context.Context, query string, sources []Sourc
 		b.WriteString(withCitation(s.text, s.src+1))
 	}
 	return b.String()
+}
+
+// blendSourceRank makes each sentence's score relative to the best sentence (see
+// pickSentences for shifted) and mixes in its source's score relative to the best source,
+// with weight sourceWeight: a sentence that matches the question as well as another but
+// sits in a passage the reranker judged more relevant should win. A sentence that matches
+// nothing (relative score 0) stays at 0.
+func blendSourceRank(cands []sentence, sources []Source, shifted bool) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, c := range cands {
+		lo, hi = min(lo, c.score), max(hi, c.score)
+	}
+	if !shifted {
+		lo = 0
+	}
+	best := 0.0
+	for _, s := range sources {
+		best = max(best, s.Score)
+	}
+	for i, c := range cands {
+		rel := 0.0
+		if hi > lo {
+			rel = (c.score - lo) / (hi - lo)
+		}
+		src := 1.0
+		if best > 0 {
+			src = max(sources[c.src].Score, 0) / best
+		}
+		cands[i].score = 0
+		if rel > 0 {
+			cands[i].score = (1-sourceWeight)*rel + sourceWeight*src
+		}
+	}
 }
 
 // scoreSentences sets each candidate's score and returns the scorer's name.

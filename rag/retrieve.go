@@ -37,7 +37,7 @@ const MaxTopK = 50
 // Steps: embed the query with every dense model the method needs (concurrently, together
 // with the BM25 query encoding), one Searcher.Search with all retrievers (the store fuses
 // them as Config.Fusion says, Config.Candidates per retriever), rerank the fused top
-// Config.RerankTop in one Reranker call, then cut: candidates sorted by rerank probability
+// Config.RerankTop (or TopK, if larger) in one Reranker call, then cut: candidates sorted by rerank probability
 // are kept while the probability is at least Config.MinScore and the drop from the previous
 // kept candidate is at most Config.MaxGap, at most q.TopK (else Config.TopK).
 //
@@ -71,7 +71,7 @@ func (p *Pipeline) Retrieve(ctx context.Context, q Question) (Retrieval, error) 
 	}
 
 	t := time.Now()
-	req, err := p.encodeQuery(ctx, pl, r.Query)
+	req, err := p.encodeQuery(ctx, pl, r.Query, topK)
 	r.Timings.Embed = time.Since(t)
 	if err != nil {
 		return fail(err)
@@ -102,7 +102,8 @@ func (p *Pipeline) Retrieve(ctx context.Context, q Question) (Retrieval, error) 
 			return fail(fmt.Errorf("rerank: %w", err))
 		}
 		t = time.Now()
-		r.Candidates, err = p.rerank(ctx, r.Query, hits[:min(p.cfg.RerankTop, len(hits))])
+		// A question asking for more sources than RerankTop gets them all reranked.
+		r.Candidates, err = p.rerank(ctx, r.Query, hits[:min(max(p.cfg.RerankTop, topK), len(hits))])
 		r.Timings.Rerank = time.Since(t)
 		if err != nil {
 			return fail(fmt.Errorf("rerank: %w", err))
@@ -123,11 +124,11 @@ func (p *Pipeline) Retrieve(ctx context.Context, q Question) (Retrieval, error) 
 // encodeQuery embeds the query with every dense model of the plan and encodes it for BM25,
 // concurrently, and builds the search request. An all-stopword query has an empty BM25
 // vector; that retriever is then left out rather than searched for nothing.
-func (p *Pipeline) encodeQuery(ctx context.Context, pl retrievalPlan, query string) (SearchRequest, error) {
+func (p *Pipeline) encodeQuery(ctx context.Context, pl retrievalPlan, query string, topK int) (SearchRequest, error) {
 	req := SearchRequest{
 		Dense: make([]DenseQuery, len(pl.dense)),
 		// The fused list must be long enough to feed the reranker and fill TopK.
-		Limit:  max(p.cfg.Candidates, p.cfg.RerankTop, p.cfg.TopK),
+		Limit:  max(p.cfg.Candidates, p.cfg.RerankTop, topK),
 		Fusion: p.cfg.Fusion,
 	}
 	var sparse SparseVector

@@ -626,3 +626,23 @@ func TestCompare(t *testing.T) {
 		t.Errorf("unknown model: err = %v, want ErrModelMissing", err)
 	}
 }
+
+func TestRetrieveLargeTopK(t *testing.T) {
+	probs := make([]float64, 80)
+	for i := range probs {
+		probs[i] = 0.9
+	}
+	tests := []struct{ topK, want int }{{25, 25}, {1000, rag.MaxTopK}}
+	for _, tt := range tests {
+		s := &rtSearcher{hits: rtHits(probs...)}
+		rr := &rtReranker{}
+		p := rtPipeline(t, rag.Config{Searcher: s, Sparse: rtSparseFn, Reranker: rr})
+		r, err := p.Retrieve(t.Context(), rag.Question{Text: "attention", TopK: tt.topK})
+		if err != nil {
+			t.Fatalf("Retrieve: %v", err)
+		}
+		if s.requests()[0].Limit != tt.want || len(rr.passages) != tt.want || len(r.Hits) != tt.want {
+			t.Errorf("TopK %d: limit %d, reranked %d, kept %d; want %d each", tt.topK, s.requests()[0].Limit, len(rr.passages), len(r.Hits), tt.want)
+		}
+	}
+}

@@ -32,7 +32,7 @@ func flops(m *pull.Manifest, lens []int) float64 {
 var chunkText = strings.Repeat("The Transformer follows this overall architecture using stacked self-attention and point-wise, fully connected layers for both the encoder and decoder. ", 9)
 
 func BenchmarkEmbedQuery(b *testing.B) {
-	for _, name := range []string{pull.BGESmall, pull.AllMiniLML6} {
+	for _, name := range []string{pull.BGESmall, pull.BGESmallInt8, pull.AllMiniLML6} {
 		b.Run(name, func(b *testing.B) {
 			e := newEmbedder(b, name, onnx.EmbedderConfig{})
 			q := "What are the two sub-layers of a Transformer encoder layer?"
@@ -52,8 +52,8 @@ func BenchmarkEmbedDocuments(b *testing.B) {
 	for i := range texts {
 		texts[i] = fmt.Sprintf("%d %s", i, chunkText)
 	}
-	for _, name := range []string{pull.BGESmall, pull.AllMiniLML6} {
-		for _, c := range []struct{ sessions, threads, batch int }{{1, 2, 16}, {2, 1, 16}, {1, 2, 4}, {1, 2, 32}} {
+	for _, name := range []string{pull.BGESmall, pull.BGESmallInt8, pull.AllMiniLML6} {
+		for _, c := range []struct{ sessions, threads, batch int }{{1, 2, 16}, {2, 1, 16}, {1, 2, 4}} {
 			b.Run(fmt.Sprintf("%s/sessions=%d,threads=%d,batch=%d", name, c.sessions, c.threads, c.batch), func(b *testing.B) {
 				e := newEmbedder(b, name, onnx.EmbedderConfig{Sessions: c.sessions, Threads: c.threads, BatchSize: c.batch})
 				lens := make([]int, len(texts))

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -227,6 +228,7 @@ func New(cfg Config) (*Adapter, error) {
 	}
 	log := cfg.Logger.With("component", "discord")
 
+	routeSDKLogs(log)
 	s, err := discordgo.New("Bot " + cfg.Token)
 	if err != nil {
 		return nil, fmt.Errorf("discord: %w", err)
@@ -263,6 +265,31 @@ func New(cfg Config) (*Adapter, error) {
 	}
 	s.AddHandler(a.onGatewayEvent)
 	return a, nil
+}
+
+// sdkLog receives discordgo's log lines. discordgo.Logger is one package-wide hook: it is
+// set once and reads the logger of the newest Adapter atomically.
+var (
+	sdkLog     atomic.Pointer[slog.Logger]
+	sdkLogOnce sync.Once
+)
+
+func routeSDKLogs(log *slog.Logger) {
+	sdkLog.Store(log)
+	sdkLogOnce.Do(func() {
+		discordgo.Logger = func(level, _ int, format string, args ...any) {
+			l := sdkLog.Load()
+			msg := strings.TrimSpace(fmt.Sprintf(format, args...))
+			switch level {
+			case discordgo.LogError:
+				l.Error(msg, "source", "discordgo")
+			case discordgo.LogWarning:
+				l.Warn(msg, "source", "discordgo")
+			default:
+				l.Debug(msg, "source", "discordgo")
+			}
+		}
+	})
 }
 
 // rewrite sends requests for https://discord.com/api/… to the configured base URL instead,

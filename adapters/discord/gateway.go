@@ -175,7 +175,13 @@ func (a *Adapter) onGatewayEvent(_ *discordgo.Session, e *discordgo.Event) {
 			a.log.Warn("unparsable interaction", logErr, err)
 			return
 		}
-		a.interaction(ctx, in, nil)
+		// Acknowledge at once (within Discord's 3 s) on a goroutine of its own, then work
+		// under a slot: the gateway goroutine never waits for either.
+		a.spawn(ctx, workClick, func(ctx context.Context) {
+			if work, what := a.interaction(ctx, in, nil); work != nil {
+				a.withSlot(what, work)(ctx)
+			}
+		})
 	case "MESSAGE_CREATE":
 		var m discordgo.Message
 		if err := json.Unmarshal(e.RawData, &m); err != nil {

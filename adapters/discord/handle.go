@@ -3,7 +3,6 @@ package discord
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -145,40 +144,39 @@ func ephemeral(private bool) discordgo.MessageFlags {
 // Custom ids of the feedback modal.
 const commentInputID = "comment"
 
-// interaction acknowledges an interaction and works on it in the background. httpReply,
-// when set, sends the acknowledgement as the HTTP response body (HTTP interactions);
-// otherwise it goes through the REST callback endpoint (gateway). A nil response means the
-// interaction is a duplicate and gets none.
-func (a *Adapter) interaction(ctx context.Context, in *interaction, httpReply func(*discordgo.InteractionResponse)) {
+// interaction acknowledges an interaction and returns the work that follows (nil for none),
+// to be run under a slot of the semaphore for what. httpReply, when set, sends the
+// acknowledgement as the HTTP response body (HTTP interactions); otherwise it goes through
+// the REST callback endpoint (gateway). A nil response means the interaction is a duplicate
+// and gets none.
+func (a *Adapter) interaction(ctx context.Context, in *interaction, httpReply func(*discordgo.InteractionResponse)) (work func(context.Context), what string) {
 	if in.Type == discordgo.InteractionPing {
 		if httpReply != nil {
 			httpReply(&discordgo.InteractionResponse{Type: discordgo.InteractionResponsePong})
 		}
-		return
+		return nil, ""
 	}
 	if !a.core.Claim(ctx, "discord:interaction:"+in.ID) {
 		a.log.Info("duplicate interaction ignored", "interaction", in.ID)
 		if httpReply != nil {
 			httpReply(nil)
 		}
-		return
+		return nil, ""
 	}
 	resp, work, what := a.plan(ctx, in)
 	if httpReply != nil {
 		httpReply(resp)
-	} else {
-		err := a.call(ctx, "interaction callback", func(opts ...discordgo.RequestOption) error {
-			return a.s.InteractionRespond(in.Interaction, resp, opts...)
-		})
-		if err != nil {
-			// The interaction token is spent or expired (3 s): nothing can be shown now.
-			a.logAPI(err, in.ChannelID, "interaction callback", "")
-			return
-		}
+		return work, what
 	}
-	if work != nil {
-		a.spawn(ctx, what, a.withSlot(what, work))
+	err := a.call(ctx, "interaction callback", func(opts ...discordgo.RequestOption) error {
+		return a.s.InteractionRespond(in.Interaction, resp, opts...)
+	})
+	if err != nil {
+		// The interaction token is spent or expired (3 s): nothing can be shown now.
+		a.logAPI(err, in.ChannelID, "interaction callback", "")
+		return nil, ""
 	}
+	return work, what
 }
 
 // plan decides an interaction's immediate response and the work that follows it.
@@ -705,6 +703,12 @@ func (a *Adapter) typing(ctx context.Context, channel string) func() {
 	if a.cfg.TypingInterval < 0 {
 		return func() {}
 	}
+	// The first indicator is sent before answering starts, so it shows even for quick answers.
+	// Best effort, never retried: the answer matters, the indicator does not.
+	if err := a.s.ChannelTyping(channel, discordgo.WithContext(ctx)); err != nil {
+		a.logAPI(err, channel, "typing indicator", "Send Messages")
+		return func() {}
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -712,17 +716,16 @@ func (a *Adapter) typing(ctx context.Context, channel string) func() {
 		t := time.NewTicker(a.cfg.TypingInterval)
 		defer t.Stop()
 		for {
-			// Best effort, never retried: the answer matters, the indicator does not.
-			if err := a.s.ChannelTyping(channel, discordgo.WithContext(ctx)); err != nil {
-				if ctx.Err() == nil && !errors.Is(err, context.Canceled) {
-					a.logAPI(err, channel, "typing indicator", "Send Messages")
-				}
-				return
-			}
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C:
+			}
+			if err := a.s.ChannelTyping(channel, discordgo.WithContext(ctx)); err != nil {
+				if ctx.Err() == nil {
+					a.logAPI(err, channel, "typing indicator", "Send Messages")
+				}
+				return
 			}
 		}
 	}()

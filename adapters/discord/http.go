@@ -89,7 +89,7 @@ func (a *Adapter) serveInteractions(w http.ResponseWriter, r *http.Request) {
 	}
 	// The response is written inside interaction, before the work is spawned, and flushed so
 	// Discord holds the deferred response before footnote edits it.
-	a.interaction(context.WithoutCancel(r.Context()), in, func(resp *discordgo.InteractionResponse) {
+	work, what := a.interaction(context.WithoutCancel(r.Context()), in, func(resp *discordgo.InteractionResponse) {
 		if resp == nil {
 			w.WriteHeader(http.StatusNoContent)
 			return
@@ -106,4 +106,7 @@ func (a *Adapter) serveInteractions(w http.ResponseWriter, r *http.Request) {
 			f.Flush()
 		}
 	})
+	if work != nil {
+		a.spawn(r.Context(), what, a.withSlot(what, work))
+	}
 }

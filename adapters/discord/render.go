@@ -321,7 +321,7 @@ func Markdown(s string) string {
 			continue
 		}
 		if m := reHeading.FindStringSubmatch(l); m != nil {
-			lines[i] = "**" + strings.Trim(m[1], "*") + "**"
+			lines[i] = "**" + strings.ReplaceAll(strings.ReplaceAll(m[1], "**", ""), "__", "") + "**"
 			continue
 		}
 		lines[i] = reBullet.ReplaceAllString(l, "$1- ")

@@ -28,7 +28,7 @@ var (
 
 // build turns pages of lines into a document: it removes running headers, footers and page
 // numbers, finds the title, detects headings and groups lines into paragraphs.
-func build(pages []page, metaTitle, metaAuthor string) *chunk.Document {
+func build(pages []page, toc []outline, metaTitle, metaAuthor string) *chunk.Document {
 	dropRunning(pages)
 	body := bodySize(pages)
 
@@ -67,6 +67,7 @@ func build(pages []page, metaTitle, metaAuthor string) *chunk.Document {
 	}
 
 	h := headings{body: body}
+	marks := matchOutline(pages, toc, d.Title)
 	var (
 		section []string
 		blocks  []chunk.Block
@@ -95,7 +96,12 @@ func build(pages []page, metaTitle, metaAuthor string) *chunk.Document {
 				continue
 			}
 			if !(p.number == 1 && isTitle[i]) {
-				if name, level, ok := h.detect(*l); ok {
+				name, level, ok := h.detect(*l)
+				if lvl, marked := marks[[2]int{p.number, i}]; marked {
+					name, level, ok = headingName(l.text), lvl, true
+					h.observe(name)
+				}
+				if ok {
 					// A long heading wraps onto lines in the same style right below it.
 					for last := *l; i+1 < len(p.lines) && continues(last, p.lines[i+1]); i++ {
 						last = p.lines[i+1]
@@ -149,6 +155,65 @@ func carryWord(vocab vocabulary, blocks []chunk.Block, para []string, page int) 
 	}
 	para[0] = rest
 	return para
+}
+
+// outline is an entry of the PDF's outline (bookmarks): a heading's title, level and place.
+type outline struct {
+	level int
+	title string
+	page  int     // 1-based
+	top   float64 // points from the top of the page
+}
+
+// matchOutline finds the lines the outline entries point at and returns their levels by
+// {page, line index}. LaTeX's hyperref writes an outline for every numbered heading, so a
+// match catches headings whose fonts do not stand out. Entries whose text is not found near
+// their destination are ignored. An entry for the paper's own title, above all the others,
+// is dropped and the levels below it promoted.
+func matchOutline(pages []page, toc []outline, title string) map[[2]int]int {
+	if len(toc) > 1 && lettersOnly(toc[0].title) == lettersOnly(title) {
+		deeper := true
+		for _, e := range toc[1:] {
+			deeper = deeper && e.level > toc[0].level
+		}
+		if deeper {
+			toc = toc[1:]
+		}
+	}
+	minLevel := 0
+	for _, e := range toc {
+		if minLevel == 0 || e.level < minLevel {
+			minLevel = e.level
+		}
+	}
+	marks := map[[2]int]int{}
+	for _, e := range toc {
+		want := lettersOnly(e.title)
+		if e.page < 1 || e.page > len(pages) || len(want) < 3 {
+			continue
+		}
+		p := pages[e.page-1]
+		best, bestDist := -1, 40.0
+		for i, l := range p.lines {
+			if l.drop {
+				continue
+			}
+			got := lettersOnly(l.text)
+			if m := reNumbered.FindStringSubmatch(l.text); m != nil {
+				got = lettersOnly(m[2])
+			}
+			if got != want && lettersOnly(l.text) != want && !(len(got) >= 8 && strings.HasPrefix(want, got)) {
+				continue
+			}
+			if d := math.Abs(l.top - e.top); d < bestDist {
+				best, bestDist = i, d
+			}
+		}
+		if best >= 0 {
+			marks[[2]int{e.page, best}] = e.level - minLevel + 1
+		}
+	}
+	return marks
 }
 
 // continues reports whether next carries on heading line h.
@@ -379,6 +444,34 @@ type headings struct {
 	top      int  // last top-level section number
 	letter   rune // last appendix letter
 	appendix bool // references or an appendix seen: lettered sections allowed
+}
+
+// headingName is a heading line as shown in section paths: "3.1. Foo:" becomes "3.1 Foo".
+func headingName(text string) string {
+	text = strings.TrimRight(strings.TrimSpace(text), ".: ")
+	if m := reNumbered.FindStringSubmatch(text); m != nil {
+		return m[1] + " " + m[2]
+	}
+	return text
+}
+
+// observe records a heading found otherwise (in the outline), so that numbering checks
+// continue from it.
+func (h *headings) observe(name string) {
+	lower := strings.ToLower(name)
+	if strings.Contains(lower, "references") || strings.Contains(lower, "appendi") || strings.Contains(lower, "bibliography") {
+		h.appendix = true
+	}
+	m := reNumbered.FindStringSubmatch(name)
+	if m == nil {
+		return
+	}
+	first, _, _ := strings.Cut(m[1], ".")
+	if n, err := strconv.Atoi(first); err == nil {
+		h.top = n
+		return
+	}
+	h.letter, h.appendix = []rune(first)[0], true
 }
 
 // detect returns the heading's display name and level when l is a heading.

@@ -105,7 +105,13 @@ func Parse(ctx context.Context, data []byte, opt Options) (doc *chunk.Document, 
 	}
 
 	meta := f.Metadata()
-	d := build(pages, cleanMeta(meta["title"]), cleanMeta(meta["author"]))
+	var toc []outline
+	if entries, err := f.ToC(); err == nil { // an error only means there is no outline
+		for _, e := range entries {
+			toc = append(toc, outline{level: e.Level, title: normalize(e.Title), page: e.Page + 1, top: e.Top})
+		}
+	}
+	d := build(pages, toc, cleanMeta(meta["title"]), cleanMeta(meta["author"]))
 	if strings.TrimSpace(d.Text) == "" {
 		// A file MuPDF had to repair and that then yields nothing is broken, not scanned.
 		if !bytes.Contains(data[max(0, len(data)-2048):], []byte("%%EOF")) {

@@ -447,3 +447,34 @@ func TestBrokenParagraphs(t *testing.T) {
 		}
 	}
 }
+
+func TestOutlineHeadings(t *testing.T) {
+	// "Our Approach" and "Training Details" are set like body text; only the outline says
+	// they are headings. The outline's first entry is the paper's title.
+	var texts []pdftest.Text
+	texts = append(texts, pdftest.Text{X: 150, Y: 80, Size: 16, Bold: true, S: "Outlined Paper"})
+	y := 120.0
+	for _, l := range []string{"Our Approach", "We describe the approach here in plain words.", "Training Details", "Training used a small batch and many steps."} {
+		texts = append(texts, pdftest.Text{X: 72, Y: y, S: l})
+		y += 24
+	}
+	data := pdftest.Build([]pdftest.Page{{Texts: texts}}, pdftest.Options{Outline: []pdftest.Bookmark{
+		{Title: "Outlined Paper", Level: 1, Page: 1, Y: 70},
+		{Title: "Our Approach", Level: 2, Page: 1, Y: 110},
+		{Title: "Training Details", Level: 3, Page: 1, Y: 134},
+		{Title: "Nowhere To Be Found", Level: 2, Page: 1, Y: 300},
+	}})
+	d, err := Parse(t.Context(), data, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := blockWith(t, d, "Training used"); !cmp.Equal(b.Section, []string{"Our Approach", "Training Details"}) {
+		t.Errorf("section %q", b.Section)
+	}
+	if b := blockWith(t, d, "We describe"); !cmp.Equal(b.Section, []string{"Our Approach"}) {
+		t.Errorf("section %q", b.Section)
+	}
+	if strings.Contains(d.Text, "Nowhere") {
+		t.Error("unmatched outline entry became text")
+	}
+}

@@ -34,9 +34,19 @@ type Page struct {
 // Options are document-wide settings.
 type Options struct {
 	Title, Author string // document info; empty leaves the entry out
+	// Outline is the document outline (bookmarks), in reading order.
+	Outline []Bookmark
 	// Encrypt adds a standard security handler whose user password is not empty, so a reader
 	// must ask for a password. The content is not really encrypted; readers stop before it.
 	Encrypt bool
+}
+
+// Bookmark is one outline entry pointing at a place on a page.
+type Bookmark struct {
+	Title string
+	Level int     // 1 for top-level entries
+	Page  int     // 1-based
+	Y     float64 // from the top of the page, like Text.Y
 }
 
 // Build returns the bytes of a PDF holding pages.
@@ -72,7 +82,11 @@ func Build(pages []Page, opt Options) []byte {
 			pagesObj, PageWidth, PageHeight, fontR, fontB, img, content))
 		kids = append(kids, fmt.Sprintf("%d 0 R", page))
 	}
-	objs[catalog-1] = fmt.Sprintf("<< /Type /Catalog /Pages %d 0 R >>", pagesObj)
+	outlines := ""
+	if len(opt.Outline) > 0 {
+		outlines = fmt.Sprintf(" /Outlines %d 0 R", addOutline(&objs, opt.Outline, kids))
+	}
+	objs[catalog-1] = fmt.Sprintf("<< /Type /Catalog /Pages %d 0 R%s >>", pagesObj, outlines)
 	objs[pagesObj-1] = fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), len(kids))
 
 	info := 0
@@ -117,6 +131,61 @@ func Build(pages []Page, opt Options) []byte {
 	}
 	fmt.Fprintf(&b, " >>\nstartxref\n%d\n%%%%EOF\n", xref)
 	return b.Bytes()
+}
+
+// addOutline writes the outline tree and returns its root object number.
+func addOutline(objs *[]string, marks []Bookmark, kids []string) int {
+	add := func() int { *objs = append(*objs, ""); return len(*objs) }
+	root := add()
+	type node struct {
+		obj, parent       int
+		first, last, prev int
+		next, count       int
+		mark              Bookmark
+	}
+	nodes := map[int]*node{root: {obj: root}}
+	stack := []int{root} // stack[i] is the open entry at level i
+	for _, m := range marks {
+		level := min(max(m.Level, 1), len(stack))
+		stack = stack[:level]
+		parent := nodes[stack[level-1]]
+		n := &node{obj: add(), parent: parent.obj, mark: m, prev: parent.last}
+		nodes[n.obj] = n
+		if parent.first == 0 {
+			parent.first = n.obj
+		} else {
+			nodes[parent.last].next = n.obj
+		}
+		parent.last = n.obj
+		for p := parent; ; p = nodes[p.parent] {
+			p.count++
+			if p.obj == root {
+				break
+			}
+		}
+		stack = append(stack, n.obj)
+	}
+	for obj, n := range nodes {
+		var b strings.Builder
+		if obj == root {
+			b.WriteString("<< /Type /Outlines")
+		} else {
+			page := kids[min(max(n.mark.Page, 1), len(kids))-1]
+			fmt.Fprintf(&b, "<< /Title (%s) /Parent %d 0 R /Dest [%s /XYZ 0 %.2f 0]", escape(n.mark.Title), n.parent, page, PageHeight-n.mark.Y)
+			if n.prev != 0 {
+				fmt.Fprintf(&b, " /Prev %d 0 R", n.prev)
+			}
+			if n.next != 0 {
+				fmt.Fprintf(&b, " /Next %d 0 R", n.next)
+			}
+		}
+		if n.first != 0 {
+			fmt.Fprintf(&b, " /First %d 0 R /Last %d 0 R /Count %d", n.first, n.last, n.count)
+		}
+		b.WriteString(" >>")
+		(*objs)[obj-1] = b.String()
+	}
+	return root
 }
 
 func escape(s string) string {

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -59,6 +60,20 @@ const (
 	intentDirectMessages = discordgo.IntentsDirectMessages // 1 << 12
 	intentMessageContent = discordgo.IntentMessageContent  // 1 << 15
 )
+
+// Permissions is the permission integer footnote's invite asks for, and all it needs: Send
+// Messages, Embed Links, Read Message History (to reply to a message), Use Application
+// Commands, Create Public Threads and Send Messages in Threads. It is 311385212928.
+const Permissions int64 = discordgo.PermissionSendMessages | discordgo.PermissionEmbedLinks |
+	discordgo.PermissionReadMessageHistory | discordgo.PermissionUseApplicationCommands |
+	discordgo.PermissionCreatePublicThreads | discordgo.PermissionSendMessagesInThreads
+
+// InviteURL is the OAuth2 URL that adds footnote to a server with the bot and
+// applications.commands scopes and exactly Permissions.
+func InviteURL(appID string) string {
+	return "https://discord.com/oauth2/authorize?client_id=" + url.QueryEscape(appID) +
+		"&scope=bot+applications.commands&permissions=" + strconv.FormatInt(Permissions, 10)
+}
 
 // Config configures an Adapter.
 type Config struct {

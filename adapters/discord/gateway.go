@@ -38,7 +38,7 @@ func (a *Adapter) Run(ctx context.Context) error {
 		return fmt.Errorf("discord: check token: %w", err)
 	}
 	a.setSelf(me.ID)
-	a.log.Info("discord bot user", "user", me.ID, "name", me.Username)
+	a.log.Info("discord bot user", "user", me.ID, "name", me.Username, "invite_url", InviteURL(a.cfg.AppID))
 	a.register(ctx)
 
 	lost := make(chan struct{}, 1)

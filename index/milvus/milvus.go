@@ -285,6 +285,23 @@ func (s *Store) Models() []rag.ModelInfo { return slices.Clone(s.models) }
 // Collection is the chunk collection's name.
 func (s *Store) Collection() string { return s.coll }
 
+// Flush seals what was written so far: Milvus (and Milvus Lite) index written rows only
+// once their segment is sealed, and search unsealed rows by brute force. Milvus seals
+// segments by itself over time; Milvus Lite only when 128 MB of rows are pending, and its
+// brute-force sparse search is slow (seconds for a few thousand chunks). Call Flush after
+// a batch of writes, e.g. at the end of `footnote index`; not after every document (Milvus
+// rate-limits flushes).
+func (s *Store) Flush(ctx context.Context) error {
+	for _, name := range []string{s.coll, s.docs, s.df} {
+		if err := s.do(ctx, "flush "+name, func(ctx context.Context) error {
+			return s.c.Flush(ctx, name, false)
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Drop deletes the corpus' three collections and everything in them. The Store is
 // unusable afterwards except for Close.
 func (s *Store) Drop(ctx context.Context) error {

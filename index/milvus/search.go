@@ -82,7 +82,7 @@ func (s *Store) Search(ctx context.Context, req rag.SearchRequest) ([]rag.Hit, e
 	// Ask for more than limit: ties at the cut are then broken by chunk id here (as in the
 	// embedded store) rather than arbitrarily, and hits of versions being replaced (dropped
 	// below) do not leave the list short.
-	fetch := min(2*limit+10, 16384)
+	fetch := min(limit+10, 16384)
 	var res []client.SearchResult
 	var err error
 	if len(subs) == 1 {

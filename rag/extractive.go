@@ -14,7 +14,7 @@ import (
 // Extractive answers are composed from the sentences of the top sources when no language
 // model is configured (the default) or the model failed.
 const (
-	extractiveChunks    = 5    // top sources whose sentences are candidates
+	extractiveChunks    = 3    // top sources whose sentences are candidates
 	sourceWeight        = 0.2  // share of a sentence's score that comes from its source's
 	extractiveMaxCands  = 60   // candidate sentences scored at most
 	extractiveMin       = 2    // sentences aimed for
@@ -61,8 +61,8 @@ func (p *Pipeline) extractive(ctx context.Context, query string, sources []Sourc
 		cands = cands[:extractiveMaxCands] // best sources first, so the cut drops the weakest
 	}
 	how := p.scoreSentences(ctx, query, cands)
-	blendSourceRank(cands, sources, how != "overlap" && how != "reranker")
-	picked := pickSentences(cands, false)
+	blendSourceRank(cands, sources)
+	picked := pickSentences(cands)
 	p.log.Debug("extractive answer", "scorer", how, "candidates", len(cands), "picked", len(picked))
 	var b strings.Builder
 	for i, s := range picked {
@@ -74,18 +74,15 @@ func (p *Pipeline) extractive(ctx context.Context, query string, sources []Sourc
 	return b.String()
 }
 
-// blendSourceRank makes each sentence's score relative to the best sentence (see
-// pickSentences for shifted) and mixes in its source's score relative to the best source,
-// with weight sourceWeight: a sentence that matches the question as well as another but
-// sits in a passage the reranker judged more relevant should win. A sentence that matches
-// nothing (relative score 0) stays at 0.
-func blendSourceRank(cands []sentence, sources []Source, shifted bool) {
+// blendSourceRank rescales sentence scores to [0, 1] between the weakest and the best
+// candidate (scorers differ in range: probabilities, cosines bunched near 0.8, BM25) and
+// mixes in each sentence's source score relative to the best source, with weight
+// sourceWeight: of two sentences that match the question alike, the one in the passage
+// the reranker judged more relevant wins. The weakest candidate stays at 0.
+func blendSourceRank(cands []sentence, sources []Source) {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, c := range cands {
 		lo, hi = min(lo, c.score), max(hi, c.score)
-	}
-	if !shifted {
-		lo = 0
 	}
 	best := 0.0
 	for _, s := range sources {
@@ -202,13 +199,12 @@ func overlapScores(query string, texts []string) []float64 {
 	return scores
 }
 
-// pickSentences chooses the answer: the best sentence, then the next best that say
-// something new. Scores are made relative to the best: divided by it (reranker
-// probabilities and BM25 are non-negative), or for cosine similarities (shifted, true)
-// mapped so the weakest candidate is 0 and the best 1. A second sentence needs a relative
-// score of extractiveSecond, a third or fourth extractiveKeepRatio and a short answer so
-// far. Ties go to the better-ranked source, then to the earlier sentence.
-func pickSentences(cands []sentence, shifted bool) []sentence {
+// pickSentences chooses the answer from scored candidates (non-negative, see
+// blendSourceRank): the best sentence, then the next best that say something new. A
+// second sentence needs extractiveSecond of the best score, a third or fourth
+// extractiveKeepRatio and a short answer so far; a sentence scoring 0 is never added.
+// Ties go to the better-ranked source, then to the earlier sentence.
+func pickSentences(cands []sentence) []sentence {
 	sort.SliceStable(cands, func(i, j int) bool {
 		if cands[i].score != cands[j].score {
 			return cands[i].score > cands[j].score
@@ -218,18 +214,14 @@ func pickSentences(cands []sentence, shifted bool) []sentence {
 		}
 		return cands[i].pos < cands[j].pos
 	})
-	lo := 0.0
-	if shifted {
-		lo = cands[len(cands)-1].score
-	}
-	best := cands[0].score - lo
+	best := cands[0].score
 	picked := []sentence{cands[0]}
 	chars := len(cands[0].text)
 	for _, c := range cands[1:] {
 		if len(picked) == extractiveMax || best <= 0 {
 			break
 		}
-		rel := (c.score - lo) / best
+		rel := c.score / best
 		need := extractiveSecond
 		if len(picked) >= extractiveMin {
 			need = extractiveKeepRatio
@@ -237,7 +229,7 @@ func pickSentences(cands []sentence, shifted bool) []sentence {
 				break
 			}
 		}
-		if rel < need || c.score <= lo {
+		if rel < need || c.score <= 0 {
 			break
 		}
 		if duplicates(c, picked) {

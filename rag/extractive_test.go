@@ -120,7 +120,7 @@ func TestPickSentencesDeduplicates(t *testing.T) {
 		mk("The model uses eight parallel attention heads in each layer.", 0.88),
 		mk("Each head has a reduced dimension of sixty-four values.", 0.8),
 		mk("Training used the WMT 2014 English-German dataset here.", 0.01),
-	}, false)
+	})
 	var texts []string
 	for _, s := range got {
 		texts = append(texts, s.text)

@@ -546,3 +546,52 @@ func TestReconnectResumes(t *testing.T) {
 	h.dc.dispatch(t, "MESSAGE_CREATE", fixture(t, "message_dm", nil))
 	waitFor(t, "DM answer after resume", func() bool { return len(h.dc.callsOf("POST", "/channels/"+dmID+"/messages")) == 1 })
 }
+
+func TestPrivateRepliesAndUsage(t *testing.T) {
+	t.Run("/ask with a blank question", func(t *testing.T) {
+		h := newHarness(t)
+		h.core.ask = func(req bot.Request) bot.Reply {
+			return bot.Reply{Kind: bot.KindUsage, RequestID: "r-usage", Private: true, Paragraphs: []string{"Ask me a question about the indexed documents."}}
+		}
+		h.run(t)
+		h.dc.dispatch(t, "INTERACTION_CREATE", fixture(t, "interaction_ask", map[string]any{
+			"data.options": []any{map[string]any{"name": "question", "type": 3, "value": "  "}}}))
+		waitFor(t, "usage", func() bool { return len(h.dc.callsOf("POST", "/webhooks/"+appID+"/*")) == 1 })
+		h.settle(t)
+		if len(h.dc.callsOf("DELETE", "/webhooks/"+appID+"/*/messages/@original")) != 1 {
+			t.Error("the public deferred response was not removed")
+		}
+		f := h.dc.callsOf("POST", "/webhooks/"+appID+"/*")[0]
+		if num(f.Body["flags"]) != 1<<6 || !strings.Contains(f.Body["content"].(string), "Ask me a question") {
+			t.Errorf("usage followup %s, want ephemeral help", f.Raw)
+		}
+		if len(h.dc.callsOf("POST", "/channels/*/messages/*/threads")) != 0 {
+			t.Error("a thread was started for usage help")
+		}
+	})
+	t.Run("mention in a private channel", func(t *testing.T) {
+		h := newHarness(t, func(c *Config) {
+			c.Policy = func(guild, channel string) Policy { return Policy{Private: true, RequireMention: true} }
+		})
+		h.run(t)
+		h.dc.dispatch(t, "MESSAGE_CREATE", fixture(t, "message_mention", nil))
+		waitFor(t, "pointer", func() bool { return len(h.dc.callsOf("POST", "/channels/"+channelID+"/messages")) == 1 })
+		h.settle(t)
+		if c := h.dc.callsOf("POST", "/channels/"+channelID+"/messages")[0].Body["content"].(string); !strings.Contains(c, "/ask") {
+			t.Errorf("reply %q, want a pointer to /ask", c)
+		}
+		if len(h.core.requests()) != 0 {
+			t.Error("a private channel's mention was answered in public")
+		}
+	})
+	t.Run("bare mention", func(t *testing.T) {
+		h := newHarness(t)
+		h.run(t)
+		h.dc.dispatch(t, "MESSAGE_CREATE", fixture(t, "message_mention", map[string]any{"content": "<@" + botID + ">"}))
+		waitFor(t, "reply", func() bool { return len(h.dc.callsOf("POST", "/channels/"+channelID+"/messages")) == 1 })
+		h.settle(t)
+		if len(h.dc.callsOf("POST", "/channels/*/messages/*/threads")) != 0 {
+			t.Error("a thread was started for a bare mention")
+		}
+	})
+}

@@ -217,14 +217,14 @@ func (a *Adapter) plan(ctx context.Context, in *interaction) (*discordgo.Interac
 			if !onEphemeral {
 				if thread := a.answerThread(ctx, in); thread != "" {
 					return &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate},
-						func(ctx context.Context) { a.onClick(ctx, in, act, "", thread) }, workClick
+						func(ctx context.Context) { a.onClick(ctx, in, act, "", thread, false) }, workClick
 				}
 			}
-			return deferred(onEphemeral), func(ctx context.Context) { a.onClick(ctx, in, act, "", "") }, workClick
+			return deferred(onEphemeral), func(ctx context.Context) { a.onClick(ctx, in, act, "", "", !onEphemeral) }, workClick
 		case bot.ActShare:
-			return deferred(false), func(ctx context.Context) { a.onClick(ctx, in, act, "", "") }, workClick
+			return deferred(false), func(ctx context.Context) { a.onClick(ctx, in, act, "", "", true) }, workClick
 		default: // Source n, 👍: only the clicking user sees the result
-			return deferred(true), func(ctx context.Context) { a.onClick(ctx, in, act, "", "") }, workClick
+			return deferred(true), func(ctx context.Context) { a.onClick(ctx, in, act, "", "", false) }, workClick
 		}
 
 	case discordgo.InteractionModalSubmit:
@@ -235,7 +235,7 @@ func (a *Adapter) plan(ctx context.Context, in *interaction) (*discordgo.Interac
 			return notice("That form is not one of mine, or it is outdated."), nil, ""
 		}
 		comment := modalValue(data.Components, commentInputID)
-		return deferred(true), func(ctx context.Context) { a.onClick(ctx, in, act, comment, "") }, workClick
+		return deferred(true), func(ctx context.Context) { a.onClick(ctx, in, act, comment, "", false) }, workClick
 	}
 	return notice("I can't handle that interaction."), nil, ""
 }
@@ -466,9 +466,10 @@ func (a *Adapter) startThread(ctx context.Context, channel, messageID, question 
 	return ch.ID, nil
 }
 
-// onClick passes a click to the core and shows its reply: as the deferred response, or, when
-// thread is set, in the answer's thread (notices to the clicking user only).
-func (a *Adapter) onClick(ctx context.Context, in *interaction, act bot.Action, comment, thread string) {
+// onClick passes a click to the core and shows its reply: as the deferred response (public
+// when public is set), or, when thread is set, in the answer's thread; notices and other
+// private replies reach the clicking user only.
+func (a *Adapter) onClick(ctx context.Context, in *interaction, act bot.Action, comment, thread string, public bool) {
 	r := a.core.Act(ctx, bot.Click{Action: act, Platform: Platform, Tenant: in.GuildID, Channel: in.ChannelID,
 		User: in.user(), Comment: comment})
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deliverTimeout)
@@ -480,17 +481,20 @@ func (a *Adapter) onClick(ctx context.Context, in *interaction, act bot.Action, 
 		return
 	}
 	msgs := render(r)
-	if thread == "" {
-		a.respondAll(ctx, in, msgs, act.Kind != bot.ActShare && act.Kind != bot.ActMoreSources || r.Private)
-		return
-	}
-	if r.Private || r.Kind != bot.KindSources {
+	switch {
+	case thread != "" && !r.Private && r.Kind == bot.KindSources:
+		if err := a.postAll(ctx, thread, "", msgs); err != nil {
+			a.logAPI(err, thread, "post more sources", "Send Messages in Threads", logRequestID, r.RequestID)
+			a.followups(ctx, in, msgs, true)
+		}
+	case thread != "":
 		a.followups(ctx, in, msgs, true)
-		return
-	}
-	if err := a.postAll(ctx, thread, "", msgs); err != nil {
-		a.logAPI(err, thread, "post more sources", "Send Messages in Threads", logRequestID, r.RequestID)
+	case public && r.Private:
+		// "That's all", an expired answer: not for the whole channel.
+		a.deleteOriginal(ctx, in)
 		a.followups(ctx, in, msgs, true)
+	default:
+		a.respondAll(ctx, in, msgs, !public)
 	}
 }
 
@@ -560,6 +564,12 @@ func (a *Adapter) message(ctx context.Context, m *discordgo.Message, mentioned b
 			return
 		}
 		q.channel = m.ChannelID
+		if bot.Clean(m.Content) == "" {
+			// A bare mention gets usage help in place: no thread for it.
+			q.target, q.replyTo = m.ChannelID, m.ID
+			a.answer(ctx, q)
+			return
+		}
 		thread, err := a.startThread(ctx, m.ChannelID, m.ID, m.Content)
 		if err != nil {
 			a.logAPI(err, m.ChannelID, "start thread", "Create Public Threads")

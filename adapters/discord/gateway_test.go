@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -594,4 +595,43 @@ func TestPrivateRepliesAndUsage(t *testing.T) {
 			t.Error("a thread was started for a bare mention")
 		}
 	})
+}
+
+// TestConcurrencyBounded: answers never block the gateway reader, and at most MaxConcurrent
+// questions are worked on at once.
+func TestConcurrencyBounded(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.MaxConcurrent = 1 })
+	release := make(chan struct{})
+	var mu sync.Mutex
+	running, peak := 0, 0
+	h.core.ask = func(req bot.Request) bot.Reply {
+		mu.Lock()
+		running++
+		peak = max(peak, running)
+		mu.Unlock()
+		<-release
+		mu.Lock()
+		running--
+		mu.Unlock()
+		return sampleAnswer()
+	}
+	h.run(t)
+	h.dc.dispatch(t, "INTERACTION_CREATE", fixture(t, "interaction_ask", nil))
+	h.dc.dispatch(t, "MESSAGE_CREATE", fixture(t, "message_dm", nil))
+	// While both questions wait, a click is still acknowledged and answered.
+	h.dc.dispatch(t, "INTERACTION_CREATE", fixture(t, "interaction_button", nil))
+	waitFor(t, "click answered while questions block", func() bool {
+		return len(h.dc.callsOf("PATCH", "/webhooks/"+appID+"/aW50ZXJhY3Rpb246MTUwMDAwMDAwMDAwMDAwMDAwMjpidXR0b24/messages/@original")) == 1
+	})
+	if n := len(h.core.requests()); n != 1 {
+		t.Errorf("%d questions started with MaxConcurrent 1, want 1", n)
+	}
+	close(release)
+	waitFor(t, "both answered", func() bool { return len(h.core.requests()) == 2 })
+	h.settle(t)
+	mu.Lock()
+	defer mu.Unlock()
+	if peak != 1 {
+		t.Errorf("peak concurrency %d, want 1", peak)
+	}
 }

@@ -34,7 +34,7 @@ var chunkText = strings.Repeat("The Transformer follows this overall architectur
 func BenchmarkEmbedQuery(b *testing.B) {
 	for _, name := range []string{pull.BGESmall, pull.BGESmallInt8, pull.AllMiniLML6} {
 		b.Run(name, func(b *testing.B) {
-			e := newEmbedder(b, name, onnx.EmbedderConfig{})
+			e := newEmbedder(b, name, onnx.EmbedderConfig{CacheSize: -1})
 			q := "What are the two sub-layers of a Transformer encoder layer?"
 			for b.Loop() {
 				if _, err := e.EmbedQuery(b.Context(), q); err != nil {
@@ -55,7 +55,7 @@ func BenchmarkEmbedDocuments(b *testing.B) {
 	for _, name := range []string{pull.BGESmall, pull.BGESmallInt8, pull.AllMiniLML6} {
 		for _, c := range []struct{ sessions, threads, batch int }{{1, 2, 16}, {2, 1, 16}, {1, 2, 4}} {
 			b.Run(fmt.Sprintf("%s/sessions=%d,threads=%d,batch=%d", name, c.sessions, c.threads, c.batch), func(b *testing.B) {
-				e := newEmbedder(b, name, onnx.EmbedderConfig{Sessions: c.sessions, Threads: c.threads, BatchSize: c.batch})
+				e := newEmbedder(b, name, onnx.EmbedderConfig{Sessions: c.sessions, Threads: c.threads, BatchSize: c.batch, CacheSize: -1})
 				lens := make([]int, len(texts))
 				for i, t := range texts {
 					lens[i] = len(e.Tokenizer().Encode(t, e.MaxLength()))
@@ -88,7 +88,7 @@ func BenchmarkRerank10(b *testing.B) {
 		passages[i] = fmt.Sprintf("%d %s", i, chunkText)
 	}
 	b.Run("similarity", func(b *testing.B) {
-		e := newEmbedder(b, pull.BGESmall, onnx.EmbedderConfig{})
+		e := newEmbedder(b, pull.BGESmall, onnx.EmbedderConfig{CacheSize: -1})
 		r := onnx.NewSimilarityReranker(e, onnx.SimilarityConfig{})
 		lens := []int{len(e.Tokenizer().Encode(e.Manifest().QueryPrefix+query, e.MaxLength()))}
 		for _, p := range passages {
@@ -103,8 +103,23 @@ func BenchmarkRerank10(b *testing.B) {
 		b.ReportMetric(float64(b.N*len(passages))/sec, "pairs/s")
 		b.ReportMetric(flops(e.Manifest(), lens)*float64(b.N)/sec/1e9, "GFLOP/s")
 	})
+	// similarity-cached: the passages and the query were embedded before (at indexing and
+	// for retrieval), as in `footnote serve`.
+	b.Run("similarity-cached", func(b *testing.B) {
+		e := newEmbedder(b, pull.BGESmall, onnx.EmbedderConfig{})
+		r := onnx.NewSimilarityReranker(e, onnx.SimilarityConfig{})
+		if _, err := r.Score(b.Context(), query, passages); err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if _, err := r.Score(b.Context(), query, passages); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N*len(passages))/b.Elapsed().Seconds(), "pairs/s")
+	})
 	b.Run("cross-encoder-cost", func(b *testing.B) {
-		e := newEmbedder(b, pull.AllMiniLML6, onnx.EmbedderConfig{MaxLength: 512})
+		e := newEmbedder(b, pull.AllMiniLML6, onnx.EmbedderConfig{MaxLength: 512, CacheSize: -1})
 		pairs := make([]string, len(passages))
 		var lens []int
 		for i, p := range passages {

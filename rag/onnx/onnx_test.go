@@ -206,7 +206,7 @@ func TestEmbedderCancel(t *testing.T) {
 }
 
 func TestEmbedderConcurrent(t *testing.T) {
-	e := newEmbedder(t, pull.BGESmall, onnx.EmbedderConfig{Sessions: 2, Threads: 1})
+	e := newEmbedder(t, pull.BGESmall, onnx.EmbedderConfig{Sessions: 2, Threads: 1, CacheSize: -1})
 	want, err := e.EmbedQuery(t.Context(), "multi-head attention")
 	if err != nil {
 		t.Fatal(err)
@@ -229,6 +229,40 @@ func TestEmbedderConcurrent(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+func TestEmbedderCache(t *testing.T) {
+	e := newEmbedder(t, pull.BGESmall, onnx.EmbedderConfig{CacheSize: 2})
+	first, err := e.EmbedQuery(t.Context(), "positional encoding")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append([]float32(nil), first...)
+	first[0] = 42 // the caller owns what it gets
+	again, err := e.EmbedQuery(t.Context(), "positional encoding")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hits, total := e.CacheStats(); hits != 1 || total != 2 {
+		t.Errorf("CacheStats() = %d hits of %d, want 1 of 2", hits, total)
+	}
+	if c := cosine(again, want); c < 0.999999 {
+		t.Errorf("cached vector differs: cosine %.6f", c)
+	}
+	// The query instruction is part of the key: the same words as a document miss.
+	if _, err := e.EmbedDocuments(t.Context(), []string{"positional encoding", "a", "b"}); err != nil {
+		t.Fatal(err)
+	}
+	if hits, _ := e.CacheStats(); hits != 1 {
+		t.Errorf("document hit a query entry: %d hits", hits)
+	}
+	// Capacity 2: the query entry was evicted.
+	if _, err := e.EmbedQuery(t.Context(), "positional encoding"); err != nil {
+		t.Fatal(err)
+	}
+	if hits, total := e.CacheStats(); hits != 1 || total != 6 {
+		t.Errorf("after eviction: %d hits of %d, want 1 of 6", hits, total)
 	}
 }
 

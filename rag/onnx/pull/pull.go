@@ -92,6 +92,7 @@ func Run(ctx context.Context, opts Options) ([]Result, error) {
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("models dir: %w", err)
 	}
+	removeStale(opts.Dir, log)
 	var results []Result
 	for _, name := range names {
 		c, ok := cat[name]
@@ -167,6 +168,24 @@ func install(ctx context.Context, opts Options, log *slog.Logger, name string, c
 		return n, err
 	}
 	return n, nil
+}
+
+// removeStale deletes temporary folders that an interrupted pull or import left behind. Only
+// folders older than a day go, so a pull running concurrently keeps its own.
+func removeStale(dir string, log *slog.Logger) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !(strings.HasPrefix(e.Name(), ".pull-") || strings.HasPrefix(e.Name(), ".import-")) {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > 24*time.Hour {
+			log.Info("removing stale temporary folder", "path", filepath.Join(dir, e.Name()))
+			os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 func manifestFor(name string, c Component) Manifest {

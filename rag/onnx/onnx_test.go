@@ -472,3 +472,27 @@ func TestSimilarityReranker(t *testing.T) {
 		}
 	}
 }
+
+// TestCrossEncoderRealPairs runs when an operator has installed a real cross-encoder
+// (pull.Import into <models>/cross_encoder); no registry offers one, so it is optional even
+// under CI.
+func TestCrossEncoderRealPairs(t *testing.T) {
+	dir := pull.ModelDir(models(t), pull.CrossEncoder)
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("skipping: no cross-encoder installed at %s (see MODELS.md)", dir)
+	}
+	r, err := onnx.NewReranker(onnx.RerankerConfig{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, p := range realPairs {
+		got, err := r.Score(t.Context(), p.query, []string{p.irrelevant, p.relevant})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[1] <= got[0] || got[0] < 0 || got[1] > 1 {
+			t.Errorf("%q: relevant %.3f, irrelevant %.3f", p.query, got[1], got[0])
+		}
+	}
+}

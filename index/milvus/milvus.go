@@ -93,6 +93,11 @@ type Config struct {
 	Timeout time.Duration
 	// Recreate drops the corpus' collections before opening (`footnote index --rebuild`).
 	Recreate bool
+	// DenseIndex is the index built on each dense field when a collection is created:
+	// "HNSW" (approximate; the default), "FLAT" (exact, brute force: ranks exactly as the
+	// embedded store, fine up to a few hundred thousand chunks) or "AUTOINDEX" (Zilliz
+	// Cloud). An existing collection keeps the index it was built with.
+	DenseIndex string
 	// Logger receives lifecycle and retry messages; nil discards them.
 	Logger *slog.Logger
 }
@@ -107,6 +112,8 @@ type Store struct {
 	coll, docs, df string
 	models         []rag.ModelInfo
 	byName         map[string]rag.ModelInfo
+	denseIndex     string                      // for new collections
+	fieldIndex     map[string]entity.IndexType // dense field -> its index type, found at Open
 
 	wmu sync.Mutex // serialises Replace, Delete, PutDense and Repair
 }
@@ -231,18 +238,34 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		if _, err := metricType(m.Metric); err != nil {
 			return nil, fmt.Errorf("milvus: model %q: %w", m.Name, err)
 		}
+		if m.Metric == "" {
+			m.Metric = rag.Cosine
+		}
 		byName[m.Name] = m
+	}
+	for i := range models {
+		models[i] = byName[models[i].Name]
+	}
+	denseIndex := strings.ToUpper(cfg.DenseIndex)
+	switch denseIndex {
+	case "":
+		denseIndex = string(entity.HNSW)
+	case string(entity.HNSW), string(entity.Flat), string(entity.AUTOINDEX):
+	default:
+		return nil, fmt.Errorf("milvus: dense index %q: use HNSW, FLAT or AUTOINDEX", cfg.DenseIndex)
 	}
 	coll := CollectionName(cfg.Corpus)
 	s := &Store{
-		addr:    cfg.Addr,
-		timeout: cfg.Timeout,
-		log:     log.With("component", "milvus", "collection", coll),
-		coll:    coll,
-		docs:    coll + "_docs",
-		df:      coll + "_df",
-		models:  models,
-		byName:  byName,
+		addr:       cfg.Addr,
+		timeout:    cfg.Timeout,
+		log:        log.With("component", "milvus", "collection", coll),
+		coll:       coll,
+		docs:       coll + "_docs",
+		df:         coll + "_df",
+		models:     models,
+		byName:     byName,
+		denseIndex: denseIndex,
+		fieldIndex: map[string]entity.IndexType{},
 	}
 
 	ccfg := client.Config{
@@ -353,7 +376,32 @@ func (s *Store) setUp(ctx context.Context, recreate bool) error {
 	if err := s.ensure(ctx, s.df, dfSchema, dummyIndex, false); err != nil {
 		return err
 	}
+	// Search parameters depend on each dense field's actual index.
+	for _, m := range s.models {
+		var idx []entity.Index
+		if err := s.do(ctx, "describe index of "+m.Name, func(ctx context.Context) (err error) {
+			idx, err = s.c.DescribeIndex(ctx, s.coll, m.Name)
+			return err
+		}); err != nil {
+			return err
+		}
+		if len(idx) > 0 {
+			s.fieldIndex[m.Name] = idx[0].IndexType()
+		}
+	}
 	return nil
+}
+
+// searchParam is the search parameter for a dense field's index.
+func (s *Store) searchParam(field string, limit int) (entity.SearchParam, error) {
+	switch s.fieldIndex[field] {
+	case entity.Flat:
+		return entity.NewIndexFlatSearchParam()
+	case entity.AUTOINDEX:
+		return entity.NewIndexAUTOINDEXSearchParam(1)
+	}
+	// ef must be at least the number of results; 64 keeps recall high for small limits.
+	return entity.NewIndexHNSWSearchParam(max(64, limit))
 }
 
 // ensure creates a collection with its indexes when it does not exist, checks its schema
@@ -562,11 +610,20 @@ func (s *Store) chunkIndexes() (map[string]entity.Index, error) {
 	out := map[string]entity.Index{}
 	for _, m := range s.models {
 		mt, _ := metricType(m.Metric)
-		// HNSW: the recall/latency trade-off Milvus recommends for in-memory float vectors;
-		// M=16, efConstruction=200 are its documented defaults for 384–1024 dimensions.
-		ix, err := entity.NewIndexHNSW(mt, 16, 200)
+		var ix entity.Index
+		var err error
+		switch s.denseIndex {
+		case string(entity.Flat):
+			ix, err = entity.NewIndexFlat(mt)
+		case string(entity.AUTOINDEX):
+			ix, err = entity.NewIndexAUTOINDEX(mt)
+		default:
+			// HNSW: the recall/latency trade-off Milvus recommends for in-memory float
+			// vectors; M=16, efConstruction=200 as in Milvus' examples for 384–1024 dims.
+			ix, err = entity.NewIndexHNSW(mt, 16, 200)
+		}
 		if err != nil {
-			return nil, fmt.Errorf("hnsw index for %s: %v", m.Name, plain(err))
+			return nil, fmt.Errorf("%s index for %s: %v", s.denseIndex, m.Name, plain(err))
 		}
 		out[m.Name] = ix
 	}

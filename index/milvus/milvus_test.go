@@ -147,15 +147,17 @@ func open(t *testing.T, addr, corpus string, models []rag.ModelInfo) *Store {
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := s.Drop(ctx); err != nil {
-			t.Logf("drop %s: %v", s.coll, err)
-		}
-		s.Close()
-	})
+	t.Cleanup(func() { dropAndClose(t, s) })
 	return s
+}
+
+func dropAndClose(t *testing.T, s *Store) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.Drop(ctx); err != nil {
+		t.Logf("drop %s: %v", s.coll, err)
+	}
+	s.Close()
 }
 
 // fakeVec is a deterministic pseudo-embedding: texts sharing words get similar vectors.

@@ -47,8 +47,7 @@ func (s *Store) Search(ctx context.Context, req rag.SearchRequest) ([]rag.Hit, e
 			return nil, fmt.Errorf("search: %s query vector has %d dimensions, want %d", d.Model, len(d.Vector), m.Dim)
 		}
 		mt, _ := metricType(m.Metric)
-		// ef must be at least the number of results; 64 keeps recall high for small limits.
-		sp, err := entity.NewIndexHNSWSearchParam(max(64, limit))
+		sp, err := s.searchParam(d.Model, limit+10)
 		if err != nil {
 			return nil, fmt.Errorf("search: %s", plain(err))
 		}

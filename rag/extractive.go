@@ -21,7 +21,7 @@ const (
 	extractiveMax       = 4    // sentences at most
 	extractiveMaxChars  = 700  // a third or fourth sentence only while the answer is shorter
 	extractiveSecond    = 0.4  // a second sentence needs this share of the best score
-	extractiveKeepRatio = 0.6  // a third or fourth sentence needs this share of the best score
+	extractiveKeepRatio = 0.5  // a third or fourth sentence needs this share of the best score
 	duplicateOverlap    = 0.6  // term-set Jaccard above which two sentences say the same
 	duplicateContained  = 0.75 // share of the smaller term set found in the other, likewise
 )

@@ -30,7 +30,7 @@ func (a *app) addDiscord(m *Main, mux *http.ServeMux, b *bot.Bot) error {
 			r := b.Route(discord.Platform, guild, channel)
 			return discord.Policy{Private: r.Private, RequireMention: r.RequireMention}
 		},
-		Logger: a.log.With("component", "discord"),
+		Logger: a.log,
 	})
 	if err != nil {
 		return fmt.Errorf("discord: %w", err)

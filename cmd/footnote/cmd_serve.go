@@ -117,7 +117,7 @@ func (a *app) newMain(ctx context.Context) (*Main, error) {
 			SigningSecret: string(a.cfg.SlackSigningSecret),
 			APIURL:        a.cfg.SlackAPIURL,
 			Core:          b,
-			Logger:        a.log.With("component", "slack"),
+			Logger:        a.log,
 			Policy: func(team, ch string) slack.Policy {
 				r := b.Route(slack.Platform, team, ch)
 				return slack.Policy{Private: r.Private, RequireMention: r.RequireMention}

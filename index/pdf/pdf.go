@@ -36,6 +36,9 @@ const DefaultMaxPages = 2000
 type Options struct {
 	// MaxPages refuses longer documents with ErrTooManyPages; zero means DefaultMaxPages.
 	MaxPages int
+	// InProcess parses in the calling process. By default MuPDF runs in a child process
+	// (see Parse), because a malformed file can make it abort the whole process.
+	InProcess bool
 }
 
 // Open reads and parses the PDF at path.
@@ -47,19 +50,44 @@ func Open(ctx context.Context, path string, opt Options) (*chunk.Document, error
 	return Parse(ctx, data, opt)
 }
 
-// Parse extracts the document in data. A cancelled ctx stops it between pages with
-// ctx.Err(). Files that cannot be indexed give an error wrapping ErrEmpty, ErrCorrupt,
-// ErrEncrypted, ErrNoText or ErrTooManyPages.
-func Parse(ctx context.Context, data []byte, opt Options) (doc *chunk.Document, err error) {
+// Parse extracts the document in data. A cancelled ctx stops it with ctx.Err(). Files that
+// cannot be indexed give an error wrapping ErrEmpty, ErrCorrupt, ErrEncrypted, ErrNoText or
+// ErrTooManyPages.
+//
+// MuPDF aborts the process on some malformed files (errors raised outside go-fitz's
+// fz_try blocks, seen with broken embedded fonts), which no recover can catch. Unless
+// opt.InProcess is set, Parse therefore runs the extraction in a child process — this
+// program's own executable, which this package's init turns into a parser when started
+// with FOOTNOTE_PDF_WORKER=1 — so that a crash costs one file, reported as ErrCorrupt.
+// When the child cannot be started Parse falls back to parsing in process.
+func Parse(ctx context.Context, data []byte, opt Options) (*chunk.Document, error) {
 	if opt.MaxPages <= 0 {
 		opt.MaxPages = DefaultMaxPages
 	}
+	if err := precheck(data); err != nil {
+		return nil, err
+	}
+	if !opt.InProcess {
+		if d, err, ok := parseInChild(ctx, data, opt); ok {
+			return d, err
+		}
+	}
+	return parse(ctx, data, opt)
+}
+
+// precheck rejects what is clearly not a PDF without starting MuPDF.
+func precheck(data []byte) error {
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, ErrEmpty
+		return ErrEmpty
 	}
 	if !bytes.Contains(data[:min(len(data), 1024)], []byte("%PDF-")) {
-		return nil, fmt.Errorf("%w: no PDF header", ErrCorrupt)
+		return fmt.Errorf("%w: no PDF header", ErrCorrupt)
 	}
+	return nil
+}
+
+// parse extracts the document with MuPDF in this process.
+func parse(ctx context.Context, data []byte, opt Options) (doc *chunk.Document, err error) {
 	// MuPDF reports errors through setjmp/longjmp inside go-fitz; a panic escaping the
 	// wrapper must not take the indexer down with it.
 	defer func() {

@@ -478,3 +478,32 @@ func TestOutlineHeadings(t *testing.T) {
 		t.Error("unmatched outline entry became text")
 	}
 }
+
+// TestCrashIsolation parses a corpus file with bytes edited so that MuPDF aborts the process
+// it runs in: Parse must survive it and call the file corrupt.
+func TestCrashIsolation(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(corpustest.Papers(t), "1910.01108.pdf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edits, err := os.ReadFile(filepath.Join("testdata", "abort-1910.01108.edits"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for l := range strings.SplitSeq(string(edits), "\n") {
+		off, val, ok := strings.Cut(l, ":")
+		if !ok || strings.HasPrefix(l, "#") {
+			continue
+		}
+		i, err1 := strconv.Atoi(off)
+		v, err2 := strconv.Atoi(val)
+		if err1 != nil || err2 != nil || i >= len(data) {
+			t.Fatalf("bad edit %q", l)
+		}
+		data[i] = byte(v)
+	}
+	_, err = Parse(t.Context(), data, Options{})
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "crashed") {
+		t.Errorf("err = %v, want ErrCorrupt saying the library crashed", err)
+	}
+}

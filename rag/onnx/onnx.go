@@ -126,6 +126,11 @@ func openSession(modelPath, output string, n, threads int, want []string) (*sess
 	if err := opts.SetInterOpNumThreads(1); err != nil {
 		return nil, err
 	}
+	if os.Getenv("FOOTNOTE_ORT_NOSPIN") == "1" {
+		if err := opts.AddSessionConfigEntry("session.intra_op.allow_spinning", "0"); err != nil {
+			return nil, err
+		}
+	}
 	for range n {
 		ds, err := ort.NewDynamicAdvancedSession(modelPath, s.inputs, []string{output}, opts)
 		if err != nil {

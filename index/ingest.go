@@ -34,10 +34,13 @@ type Config struct {
 	// CountTokens counts tokens for chunk sizes; nil means chunk.CountTokens (cl100k_base).
 	// It overrides Chunk.CountTokens when both are set.
 	CountTokens func(string) int
-	MaxPages    int          // longer PDFs are skipped; zero means pdf.DefaultMaxPages
-	Workers     int          // files parsed at once; zero means 2
-	EmbedBatch  int          // texts per EmbedDocuments call; zero means 32
-	Logger      *slog.Logger // nil discards
+	MaxPages    int // longer PDFs are skipped; zero means pdf.DefaultMaxPages
+	Workers     int // files parsed at once; zero means 2
+	EmbedBatch  int // texts per EmbedDocuments call; zero means 32
+	// BatchFiles is how many files are parsed before their documents are stored; it bounds
+	// memory. BM25 weights use the corpus statistics as of each batch. Zero means 256.
+	BatchFiles int
+	Logger     *slog.Logger // nil discards
 	// Progress, when set, is called (never concurrently) as files are found, parsed,
 	// stored or skipped; the CLI draws its progress bar from it.
 	Progress func(Event)
@@ -119,6 +122,9 @@ func New(cfg Config) (*Indexer, error) {
 	if cfg.EmbedBatch <= 0 {
 		cfg.EmbedBatch = 32
 	}
+	if cfg.BatchFiles <= 0 {
+		cfg.BatchFiles = 256
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -167,7 +173,7 @@ type parsed struct {
 // run between steps; a document is then either fully stored or left at its old version.
 // The error is non-nil only when the run could not go on (ctx, the store, an embedder); a
 // file that cannot be parsed is reported in Summary.Skipped and sets Summary.Failed.
-func (ix *Indexer) Index(ctx context.Context, paths []string, opt Options) (sum Summary, err error) {
+func (ix *Indexer) Index(ctx context.Context, paths []string, opt Options) (sum Summary, _ error) {
 	start := time.Now()
 	defer func() { sum.Elapsed = time.Since(start) }()
 
@@ -186,75 +192,79 @@ func (ix *Indexer) Index(ctx context.Context, paths []string, opt Options) (sum 
 	}
 	emit(Event{Kind: EventFound})
 
-	// Parse phase: bounded concurrency, results kept in walk order.
-	results := make([]*parsed, len(files))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(ix.cfg.Workers)
-	for i, path := range files {
-		if gctx.Err() != nil {
-			break
-		}
-		g.Go(func() error {
-			p, reason, err := ix.parse(gctx, path, opt.Force)
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err != nil:
-				return err
-			case reason != "":
-				done++
-				ix.skip(&sum, Skip{Path: path, Reason: reason}, true)
-				emit(Event{Kind: EventSkipped, Path: path, Reason: reason})
-			case p == nil:
-				done++
-				sum.Unchanged++
-				emit(Event{Kind: EventUnchanged, Path: path})
-			default:
-				results[i] = p
-				emit(Event{Kind: EventParsed, Path: path, Pages: p.doc.Pages, Chunks: len(p.chunks)})
+	// Files go in batches: parse a batch concurrently, then encode and store its documents
+	// one by one. Batches bound the memory a first run over a large library needs; a
+	// library within one batch gets exact BM25 length normalisation.
+	for start := 0; start < len(files); start += ix.cfg.BatchFiles {
+		batch := files[start:min(len(files), start+ix.cfg.BatchFiles)]
+		results := make([]*parsed, len(batch))
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(ix.cfg.Workers)
+		for i, path := range batch {
+			if gctx.Err() != nil {
+				break
 			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return sum, err
-	}
-	if err := ctx.Err(); err != nil {
-		return sum, err
-	}
-
-	// BM25 document weights need the mean chunk length of the corpus as it will be.
-	var avgdl float64
-	avgdl, err = ix.avgdl(ctx, results)
-	if err != nil {
-		return sum, err
-	}
-
-	// Write phase: one document at a time, each all-or-nothing.
-	for _, p := range results {
-		if p == nil {
-			continue
+			g.Go(func() error {
+				p, reason, err := ix.parse(gctx, path, opt.Force)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err != nil:
+					return err
+				case reason != "":
+					done++
+					ix.skip(&sum, Skip{Path: path, Reason: reason}, true)
+					emit(Event{Kind: EventSkipped, Path: path, Reason: reason})
+				case p == nil:
+					done++
+					sum.Unchanged++
+					emit(Event{Kind: EventUnchanged, Path: path})
+				default:
+					results[i] = p
+					emit(Event{Kind: EventParsed, Path: path, Pages: p.doc.Pages, Chunks: len(p.chunks)})
+				}
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return sum, err
 		}
 		if err := ctx.Err(); err != nil {
 			return sum, err
 		}
-		enc, err := ix.encode(ctx, p, avgdl)
+
+		// BM25 document weights need the mean chunk length of the corpus as it will be.
+		avgdl, err := ix.avgdl(ctx, results)
 		if err != nil {
-			return sum, fmt.Errorf("encode %s: %w", p.path, err)
+			return sum, err
 		}
-		p.doc.IndexedAt = ix.cfg.Now().UTC()
-		if err := ctx.Err(); err != nil {
-			return sum, err // never start a write after cancellation
+
+		// Write phase: one document at a time, each all-or-nothing.
+		for _, p := range results {
+			if p == nil {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return sum, err
+			}
+			enc, err := ix.encode(ctx, p, avgdl)
+			if err != nil {
+				return sum, fmt.Errorf("encode %s: %w", p.path, err)
+			}
+			p.doc.IndexedAt = ix.cfg.Now().UTC()
+			if err := ctx.Err(); err != nil {
+				return sum, err // never start a write after cancellation
+			}
+			if err := ix.cfg.Store.Replace(ctx, p.doc, enc); err != nil {
+				return sum, fmt.Errorf("store %s: %w", p.path, err)
+			}
+			done++
+			sum.Indexed++
+			sum.Pages += p.doc.Pages
+			sum.Chunks += len(enc)
+			ix.log.Info("indexed", "path", p.path, "pages", p.doc.Pages, "chunks", len(enc))
+			emit(Event{Kind: EventStored, Path: p.path, Pages: p.doc.Pages, Chunks: len(enc)})
 		}
-		if err := ix.cfg.Store.Replace(ctx, p.doc, enc); err != nil {
-			return sum, fmt.Errorf("store %s: %w", p.path, err)
-		}
-		done++
-		sum.Indexed++
-		sum.Pages += p.doc.Pages
-		sum.Chunks += len(enc)
-		ix.log.Info("indexed", "path", p.path, "pages", p.doc.Pages, "chunks", len(enc))
-		emit(Event{Kind: EventStored, Path: p.path, Pages: p.doc.Pages, Chunks: len(enc)})
 	}
 
 	if opt.Prune {

@@ -576,3 +576,17 @@ func TestNewValidates(t *testing.T) {
 		t.Error("New with a model twice succeeded")
 	}
 }
+
+func TestBatches(t *testing.T) {
+	dir := corpus(t)
+	store := newMemStore()
+	var last Event
+	ix := newIndexer(t, Config{Store: store, BatchFiles: 2, Progress: func(e Event) { last = e }})
+	sum, err := ix.Index(t.Context(), []string{dir}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Indexed != 3 || len(store.docs) != 3 || len(sum.Skipped) != 4 || last.Done != 6 {
+		t.Errorf("summary %+v, %d docs, last event %+v", sum, len(store.docs), last)
+	}
+}

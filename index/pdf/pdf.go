@@ -2,7 +2,10 @@
 // package imports): per-page text with exact 1-based page numbers, reading order across two
 // columns, running headers, footers and page numbers removed, line-break hyphens undone,
 // ligatures normalised, title and authors, and a section path for every paragraph from the
-// headings' fonts and numbering.
+// headings' fonts and numbering and from the PDF outline.
+//
+// Parse runs MuPDF in a child process (this program re-executed; see Parse), because a
+// malformed file can make MuPDF abort the process it runs in.
 //
 // MuPDF and go-fitz are AGPL-3.0.
 package pdf
@@ -14,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/gen2brain/go-fitz"
 
@@ -39,7 +43,14 @@ type Options struct {
 	// InProcess parses in the calling process. By default MuPDF runs in a child process
 	// (see Parse), because a malformed file can make it abort the whole process.
 	InProcess bool
+	// Timeout bounds the child process, so that a file MuPDF loops on cannot stall
+	// indexing; zero means DefaultTimeout. In process, only ctx stops parsing.
+	Timeout time.Duration
 }
+
+// DefaultTimeout is the parse time limit when Options.Timeout is zero: far above the
+// seconds the largest papers take.
+const DefaultTimeout = 5 * time.Minute
 
 // Open reads and parses the PDF at path.
 func Open(ctx context.Context, path string, opt Options) (*chunk.Document, error) {
@@ -63,6 +74,9 @@ func Open(ctx context.Context, path string, opt Options) (*chunk.Document, error
 func Parse(ctx context.Context, data []byte, opt Options) (*chunk.Document, error) {
 	if opt.MaxPages <= 0 {
 		opt.MaxPages = DefaultMaxPages
+	}
+	if opt.Timeout <= 0 {
+		opt.Timeout = DefaultTimeout
 	}
 	if err := precheck(data); err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -505,5 +506,17 @@ func TestCrashIsolation(t *testing.T) {
 	_, err = Parse(t.Context(), data, Options{})
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "crashed") {
 		t.Errorf("err = %v, want ErrCorrupt saying the library crashed", err)
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	var pages []pdftest.Page
+	for i := range 400 {
+		ts, _ := pdftest.Paragraph(72, 100, 12, 80, strings.Repeat(fmt.Sprintf("Page %d has words. ", i), 40))
+		pages = append(pages, pdftest.Page{Texts: ts})
+	}
+	_, err := Parse(t.Context(), pdftest.Build(pages, pdftest.Options{}), Options{Timeout: time.Millisecond})
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "longer than") {
+		t.Errorf("err = %v, want ErrCorrupt for taking too long", err)
 	}
 }

@@ -87,7 +87,9 @@ func parseInChild(ctx context.Context, data []byte, opt Options) (doc *chunk.Doc
 	}
 	var out bytes.Buffer
 	stderr := &tail{max: 2048}
-	cmd := exec.CommandContext(ctx, exe)
+	tctx, cancel := context.WithTimeout(ctx, opt.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(tctx, exe)
 	cmd.Env = append(os.Environ(), workerEnv+"=1")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = &in, &out, stderr
 	if err := cmd.Start(); err != nil {
@@ -96,6 +98,9 @@ func parseInChild(ctx context.Context, data []byte, opt Options) (doc *chunk.Doc
 	runErr := cmd.Wait()
 	if ctx.Err() != nil {
 		return nil, ctx.Err(), true
+	}
+	if tctx.Err() != nil {
+		return nil, fmt.Errorf("%w: parsing took longer than %v", ErrCorrupt, opt.Timeout), true
 	}
 	var resp response
 	if decErr := gob.NewDecoder(&out).Decode(&resp); decErr != nil || runErr != nil {

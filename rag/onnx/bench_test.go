@@ -53,7 +53,7 @@ func BenchmarkEmbedDocuments(b *testing.B) {
 		texts[i] = fmt.Sprintf("%d %s", i, chunkText)
 	}
 	for _, name := range []string{pull.BGESmall, pull.BGESmallInt8, pull.AllMiniLML6} {
-		for _, c := range []struct{ sessions, threads, batch int }{{1, 2, 16}, {2, 1, 16}, {1, 2, 4}} {
+		for _, c := range []struct{ sessions, threads, batch int }{{1, 2, 4}, {1, 2, 8}, {1, 2, 16}, {2, 1, 4}, {2, 1, 16}} {
 			b.Run(fmt.Sprintf("%s/sessions=%d,threads=%d,batch=%d", name, c.sessions, c.threads, c.batch), func(b *testing.B) {
 				e := newEmbedder(b, name, onnx.EmbedderConfig{Sessions: c.sessions, Threads: c.threads, BatchSize: c.batch, CacheSize: -1})
 				lens := make([]int, len(texts))

@@ -126,10 +126,11 @@ func openSession(modelPath, output string, n, threads int, want []string) (*sess
 	if err := opts.SetInterOpNumThreads(1); err != nil {
 		return nil, err
 	}
-	if os.Getenv("FOOTNOTE_ORT_NOSPIN") == "1" {
-		if err := opts.AddSessionConfigEntry("session.intra_op.allow_spinning", "0"); err != nil {
-			return nil, err
-		}
+	// Idle intra-op threads sleep instead of spinning: with two cores shared by other work
+	// (the HTTP server, the store, parallel test binaries) spinning made a query 2-3x slower
+	// and document batches 1.5-3x slower in BenchmarkEmbedQuery/EmbedDocuments.
+	if err := opts.AddSessionConfigEntry("session.intra_op.allow_spinning", "0"); err != nil {
+		return nil, fmt.Errorf("session options: %w", errors.New(err.Error()))
 	}
 	for range n {
 		ds, err := ort.NewDynamicAdvancedSession(modelPath, s.inputs, []string{output}, opts)

@@ -35,8 +35,11 @@ type Config struct {
 	// It overrides Chunk.CountTokens when both are set.
 	CountTokens func(string) int
 	MaxPages    int // longer PDFs are skipped; zero means pdf.DefaultMaxPages
-	Workers     int // files parsed at once; zero means 2
-	EmbedBatch  int // texts per EmbedDocuments call; zero means 32
+	// ParseTimeout bounds parsing one PDF (in its child process); zero means
+	// pdf.DefaultTimeout.
+	ParseTimeout time.Duration
+	Workers      int // files parsed at once; zero means 2
+	EmbedBatch   int // texts per EmbedDocuments call; zero means 32
 	// BatchFiles is how many files are parsed before their documents are stored; it bounds
 	// memory. BM25 weights use the corpus statistics as of each batch. Zero means 256.
 	BatchFiles int
@@ -392,7 +395,7 @@ func (ix *Indexer) parse(ctx context.Context, path string, force bool) (p *parse
 
 	var doc *chunk.Document
 	if strings.EqualFold(filepath.Ext(path), ".pdf") {
-		doc, err = pdf.Parse(ctx, data, pdf.Options{MaxPages: ix.cfg.MaxPages})
+		doc, err = pdf.Parse(ctx, data, pdf.Options{MaxPages: ix.cfg.MaxPages, Timeout: ix.cfg.ParseTimeout})
 	} else {
 		doc, err = textfile.Parse(path, data)
 	}

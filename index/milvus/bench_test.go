@@ -138,7 +138,8 @@ func BenchmarkMilvusSearch(b *testing.B) {
 			b.Fatal(err)
 		}
 		if (i+1)%200 == 0 {
-			b.Logf("loaded %d chunks in %s", (i+1)*benchDocChunks, time.Since(start).Round(time.Second))
+			// Progress goes to stderr at once: b.Logf prints only when the benchmark ends.
+			fmt.Fprintf(os.Stderr, "loaded %d chunks in %s\n", (i+1)*benchDocChunks, time.Since(start).Round(time.Second))
 		}
 	}
 	loaded := docs * benchDocChunks

@@ -71,8 +71,10 @@ func (s *Store) do(ctx context.Context, what string, fn func(ctx context.Context
 	backoff := baseBackoff
 	for attempt := 1; ; attempt++ {
 		cctx, cancel := context.WithTimeout(ctx, s.timeout)
+		start := time.Now()
 		err := fn(cctx)
 		cancel()
+		s.log.Debug("milvus call", "op", what, "took", time.Since(start), "err", err)
 		if err == nil || errors.Is(err, io.EOF) {
 			return err
 		}

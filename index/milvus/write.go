@@ -24,6 +24,7 @@ const (
 	upsertBatch = 256
 	exprBatch   = 512
 	scanBatch   = 1000
+	dfBatch     = 4096 // document-frequency rows are 3 small fields; a 50-chunk paper touches ~3,000 terms
 )
 
 // sparseIndex folds a term hash into the range Milvus accepts for sparse indices
@@ -87,9 +88,14 @@ func (s *Store) Replace(ctx context.Context, doc rag.Document, chunks []index.En
 	if err != nil {
 		return fmt.Errorf("replace %s: %w", doc.ID, err)
 	}
-	existing, err := s.docChunks(ctx, doc.ID)
-	if err != nil {
-		return fmt.Errorf("replace %s: %w", doc.ID, err)
+	// Without a record there are no rows of this document but leftovers of a crashed write,
+	// and those left a pending flag for Repair: skip the scan (most of a new document's cost
+	// on Milvus Lite).
+	var existing []storedChunk
+	if found {
+		if existing, err = s.docChunks(ctx, doc.ID); err != nil {
+			return fmt.Errorf("replace %s: %w", doc.ID, err)
+		}
 	}
 
 	// 1. Flag the document pending before the first write, so a crash from here on is
@@ -377,8 +383,21 @@ type storedChunk struct {
 var storedFields = []string{fPK, fDocID, fVersion, fBM25}
 
 func (s *Store) docChunks(ctx context.Context, docID string) ([]storedChunk, error) {
+	// One query suffices unless a document has more rows than Milvus returns at once.
+	const window = 16384 // Milvus' maximum query result window
+	expr := fDocID + " == " + quote(docID)
+	var rs client.ResultSet
+	if err := s.do(ctx, "read chunks of "+docID, func(ctx context.Context) (err error) {
+		rs, err = s.c.Query(ctx, s.coll, nil, expr, storedFields, client.WithLimit(window))
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("read chunks: %w", err)
+	}
+	if rs.Len() < window {
+		return readStored(rs)
+	}
 	var out []storedChunk
-	err := s.each(ctx, s.coll, fDocID+" == "+quote(docID), storedFields, scanBatch, func(rs client.ResultSet) error {
+	err := s.each(ctx, s.coll, expr, storedFields, scanBatch, func(rs client.ResultSet) error {
 		st, err := readStored(rs)
 		out = append(out, st...)
 		return err
@@ -514,8 +533,8 @@ func (s *Store) applyDF(ctx context.Context, delta map[uint32]int) error {
 		}
 	}
 	slices.Sort(terms)
-	for start := 0; start < len(terms); start += exprBatch {
-		part := terms[start:min(start+exprBatch, len(terms))]
+	for start := 0; start < len(terms); start += dfBatch {
+		part := terms[start:min(start+dfBatch, len(terms))]
 		cur, err := s.readDF(ctx, fTerm+" in "+intList(part))
 		if err != nil {
 			return err
@@ -560,8 +579,8 @@ func (s *Store) readDF(ctx context.Context, expr string) (map[uint32]int, error)
 }
 
 func (s *Store) writeDF(ctx context.Context, terms, dfs []int64) error {
-	for start := 0; start < len(terms); start += scanBatch {
-		end := min(start+scanBatch, len(terms))
+	for start := 0; start < len(terms); start += dfBatch {
+		end := min(start+dfBatch, len(terms))
 		vecs := make([][]float32, end-start)
 		for i := range vecs {
 			vecs[i] = []float32{0, 0}
@@ -580,8 +599,8 @@ func (s *Store) writeDF(ctx context.Context, terms, dfs []int64) error {
 }
 
 func (s *Store) deleteDF(ctx context.Context, terms []int64) error {
-	for start := 0; start < len(terms); start += exprBatch {
-		part := terms[start:min(start+exprBatch, len(terms))]
+	for start := 0; start < len(terms); start += dfBatch {
+		part := terms[start:min(start+dfBatch, len(terms))]
 		if err := s.do(ctx, "delete document frequencies", func(ctx context.Context) error {
 			return s.c.DeleteByPks(ctx, s.df, "", entity.NewColumnInt64(fTerm, part))
 		}); err != nil {

@@ -26,7 +26,8 @@ import (
 var papers = []string{"1706.03762", "1810.04805", "1908.10084"}
 
 // minConcepts is the share of key concepts the extractive answers must mention: a floor
-// below the measured value (see the package's report), so a regression fails.
+// below the measured value, so a regression fails. Measured: 10 of 18 (0.56) with the
+// similarity reranker over bge-small (no cross-encoder installed), November 2026.
 const minConcepts = 0.4
 
 type question struct {

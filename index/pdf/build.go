@@ -3,6 +3,7 @@ package pdf
 import (
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -60,7 +61,12 @@ func build(pages []page, toc []outline, metaTitle, metaAuthor string) *chunk.Doc
 	case fontTitle != "":
 		d.Title = fontTitle
 	}
+	// Templates leave authors too ("Erin Espriu" in IEEE's): trust the info dictionary when
+	// the first page names one of its authors.
 	d.Authors = splitAuthors(metaAuthor)
+	if !slices.ContainsFunc(d.Authors, func(a string) bool { return onFirstPage(pages, a) }) {
+		d.Authors = guessAuthors(pages, titleLines)
+	}
 	isTitle := map[int]bool{}
 	for _, i := range titleLines {
 		isTitle[i] = true
@@ -427,6 +433,7 @@ func splitAuthors(s string) []string {
 	if letters(s) < 2 {
 		return nil
 	}
+	s = reMarks.ReplaceAllString(s, ",")
 	s = strings.NewReplacer(" and ", ",", ";", ",", " & ", ",").Replace(s)
 	var out []string
 	for a := range strings.SplitSeq(s, ",") {
@@ -557,4 +564,87 @@ func hasSentenceEnd(s string) bool {
 		}
 	}
 	return false
+}
+
+var (
+	// Words that make a line an affiliation, an address or a note rather than names.
+	reAffiliation = regexp.MustCompile(`(?i)\b(universit\w*|institut\w*|school|college|department|dept|laborator\w*|lab|labs|research|inc|corp|corporation|company|cent(er|re)|google|microsoft|facebook|meta|openai|deepmind|brain|ai|academy|foundation|hospital|faculty|preprint|review|conference|proceedings|workshop|arxiv|equal|contribution|correspondence|work done|copyright|licen[cs]e|abstract|introduction|science|engineering|hugging|york|street|avenue|road)\b`)
+	// Footnote marks and superscript numbers that follow author names.
+	reMarks   = regexp.MustCompile(`[∗*†‡§¶♠♣♥♦⋆✝✉#]+|\d+|[()]`)
+	particles = map[string]bool{"van": true, "von": true, "de": true, "der": true, "den": true, "la": true, "le": true, "di": true, "da": true, "del": true, "du": true, "bin": true, "al": true}
+)
+
+// guessAuthors reads names from the first page between the title and the first heading
+// (usually the abstract), for PDFs whose info dictionary has no author. Lines that look
+// like affiliations, addresses or notes are skipped; a line of four or more capitalised
+// words without separators is read as first-last pairs.
+func guessAuthors(pages []page, titleLines []int) []string {
+	if len(pages) == 0 || len(titleLines) == 0 {
+		return nil
+	}
+	p := pages[0]
+	var out []string
+	seen := map[string]bool{}
+	for i := titleLines[len(titleLines)-1] + 1; i < len(p.lines) && i <= titleLines[len(titleLines)-1]+40; i++ {
+		l := p.lines[i]
+		if l.drop {
+			continue
+		}
+		text := strings.TrimSpace(l.text)
+		if reKnown.MatchString(text) || reNumbered.MatchString(text) && strings.Contains(strings.ToLower(text), "introduction") ||
+			len(strings.Fields(text)) > 16 || strings.HasPrefix(strings.ToLower(text), "abstract") {
+			break
+		}
+		if strings.ContainsAny(text, "@/:") || reAffiliation.MatchString(text) {
+			continue
+		}
+		text = reMarks.ReplaceAllString(text, ",")
+		text = strings.NewReplacer(" and ", ",", ";", ",", " & ", ",", ", and ", ",").Replace(text)
+		for part := range strings.SplitSeq(text, ",") {
+			for _, name := range names(strings.Fields(part)) {
+				if !seen[name] {
+					seen[name] = true
+					out = append(out, name)
+				}
+			}
+		}
+		if len(out) >= 40 {
+			break
+		}
+	}
+	return out
+}
+
+// names returns the person names in words: one name of two to four words, or pairs when
+// several names ran together ("Jacob Devlin Ming-Wei Chang").
+func names(words []string) []string {
+	if len(words) < 2 {
+		return nil
+	}
+	for _, w := range words {
+		r, _ := utf8.DecodeRuneInString(w)
+		if !unicode.IsUpper(r) && !particles[w] || letters(w) == 0 {
+			return nil
+		}
+	}
+	if len(words) <= 4 && !(len(words) == 4 && noInitials(words)) {
+		return []string{strings.Join(words, " ")}
+	}
+	if !noInitials(words) || len(words)%2 != 0 {
+		return nil
+	}
+	var out []string
+	for i := 0; i < len(words); i += 2 {
+		out = append(out, words[i]+" "+words[i+1])
+	}
+	return out
+}
+
+func noInitials(words []string) bool {
+	for _, w := range words {
+		if strings.HasSuffix(w, ".") || letters(w) < 2 || particles[w] {
+			return false
+		}
+	}
+	return true
 }

@@ -135,7 +135,7 @@ func parseRuns(s string) line {
 		}
 		s = s[end:]
 	}
-	l := line{text: collapseSpaces(text.String()), chars: total, boldChars: boldChars, maxSize: maxSize, firstSize: firstSize}
+	l := line{text: collapseSpaces(composeAccents(text.String())), chars: total, boldChars: boldChars, maxSize: maxSize, firstSize: firstSize}
 	best := -1
 	for sz, n := range sizeChars {
 		if n > best || (n == best && sz > l.size) {

@@ -227,16 +227,16 @@ func TestParseSyntheticPaper(t *testing.T) {
 
 func TestTitleFromMetadata(t *testing.T) {
 	cases := []struct {
-		name, meta, want string
+		name, meta, author, want string
 	}{
-		{"good metadata on page 1", "A Synthetic Study of Chunking Documents", "A Synthetic Study of Chunking Documents"},
-		{"word export name", "Microsoft Word - draft7.doc", "A Synthetic Study of Chunking Documents"},
-		{"template title not on page", "Transaction / Regular Paper Title", "A Synthetic Study of Chunking Documents"},
-		{"empty", "", "A Synthetic Study of Chunking Documents"},
+		{"good metadata on page 1", "A Synthetic Study of Chunking Documents", "Ada Example and Bob Sample", "A Synthetic Study of Chunking Documents"},
+		{"word export name", "Microsoft Word - draft7.doc", "", "A Synthetic Study of Chunking Documents"},
+		{"template title not on page", "Transaction / Regular Paper Title", "Erin Espriu", "A Synthetic Study of Chunking Documents"},
+		{"empty", "", "", "A Synthetic Study of Chunking Documents"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			d, err := Parse(t.Context(), paper(t, pdftest.Options{Title: c.meta, Author: "Ada Example and Bob Sample"}), Options{})
+			d, err := Parse(t.Context(), paper(t, pdftest.Options{Title: c.meta, Author: c.author}), Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -411,6 +411,10 @@ func TestAttentionPaper(t *testing.T) {
 	if strings.Contains(d.Text, "arXiv:1706.03762") {
 		t.Errorf("arXiv stamp kept")
 	}
+	authors := []string{"Ashish Vaswani", "Noam Shazeer", "Niki Parmar", "Jakob Uszkoreit", "Llion Jones", "Aidan N. Gomez", "Łukasz Kaiser", "Illia Polosukhin"}
+	if diff := cmp.Diff(authors, d.Authors); diff != "" {
+		t.Errorf("authors from the first page (-want +got):\n%s", diff)
+	}
 }
 
 func TestBrokenParagraphs(t *testing.T) {
@@ -518,5 +522,19 @@ func TestTimeout(t *testing.T) {
 	_, err := Parse(t.Context(), pdftest.Build(pages, pdftest.Options{}), Options{Timeout: time.Millisecond})
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "longer than") {
 		t.Errorf("err = %v, want ErrCorrupt for taking too long", err)
+	}
+}
+
+func TestNormalize(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"e\uFB03cient \uFB01ne-tuning", "efficient fine-tuning"},
+		{"Barlas O\u02D8guz and Ruckl\u00B4e", "Barlas Oğuz and Rucklé"},
+		{"x\uFFFD = y\u00A0z", "x = y z"},
+		{"soft\u00ADhyphen", "softhyphen"},
+	}
+	for _, c := range cases {
+		if got := collapseSpaces(normalize(c.in)); got != c.want {
+			t.Errorf("normalize(%q) = %q, want %q", c.in, got, c.want)
+		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // ligatures are the presentation forms papers' fonts use; MuPDF usually expands them, but
@@ -15,10 +17,38 @@ var ligatures = strings.NewReplacer(
 	"\u00AD", "", "\u200B", "", "\uFEFF", "",
 )
 
-// normalize expands ligatures, turns odd spaces into spaces, and drops U+FFFD (glyphs MuPDF
-// could not map, mostly maths) and control characters.
+// spacingAccents maps the spacing accents LaTeX fonts draw as separate glyphs ("O˘guz")
+// to the combining marks that compose with the following letter ("Oğuz").
+var spacingAccents = map[rune]rune{
+	'\u00A8': '\u0308', '\u00B4': '\u0301', '\u02C6': '\u0302', '\u02DC': '\u0303',
+	'\u02D8': '\u0306', '\u02C7': '\u030C', '\u02D9': '\u0307', '\u02DA': '\u030A',
+	'\u00AF': '\u0304', '\u02DD': '\u030B',
+}
+
+// composeAccents moves spacing accents onto the letter that follows them.
+func composeAccents(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { _, ok := spacingAccents[r]; return ok }) {
+		return s
+	}
+	rs := []rune(s)
+	var b strings.Builder
+	for i := 0; i < len(rs); i++ {
+		if m, ok := spacingAccents[rs[i]]; ok && i+1 < len(rs) && unicode.IsLetter(rs[i+1]) {
+			b.WriteRune(rs[i+1])
+			b.WriteRune(m)
+			i++
+			continue
+		}
+		b.WriteRune(rs[i])
+	}
+	return norm.NFC.String(b.String())
+}
+
+// normalize expands ligatures, turns odd spaces into spaces, composes spacing accents with
+// their letters, and drops U+FFFD (glyphs MuPDF could not map, mostly maths) and control
+// characters.
 func normalize(s string) string {
-	s = ligatures.Replace(s)
+	s = composeAccents(ligatures.Replace(s))
 	if !strings.ContainsFunc(s, func(r rune) bool { return r == utf8.RuneError || unicode.IsControl(r) }) {
 		return s
 	}

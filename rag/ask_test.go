@@ -611,3 +611,23 @@ func TestAskEmptyQuestion(t *testing.T) {
 		t.Error("no error for an empty question")
 	}
 }
+
+// BenchmarkAskExtractive measures the pipeline's own cost around fake retrieval: condense,
+// cut, sentence scoring, composition, citation validation and excerpts.
+func BenchmarkAskExtractive(b *testing.B) {
+	env := akEnv{searcher: &akSearcher{}, reranker: &akReranker{}}
+	p, err := rag.New(rag.Config{
+		Searcher: env.searcher,
+		Sparse:   func(context.Context) (rag.SparseEncoder, error) { return akSparse{}, nil },
+		Reranker: env.reranker,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	q := rag.Question{Text: "and how many heads does it use?", History: akHistory}
+	for b.Loop() {
+		if _, err := p.Ask(b.Context(), q, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

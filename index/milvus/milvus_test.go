@@ -321,6 +321,22 @@ func TestStoreCycle(t *testing.T) {
 
 	// BM25 alone ranks exactly as a brute-force inner product.
 	st, _ := s.Stats(ctx)
+	var someTerms []uint32
+	for t := range st.DF {
+		if len(someTerms) < 5 {
+			someTerms = append(someTerms, t)
+		}
+	}
+	someTerms = append(someTerms, 4242) // in no chunk (unless a hash collides)
+	df, err := s.DocFreq(ctx, someTerms)
+	if err != nil {
+		t.Fatalf("DocFreq: %v", err)
+	}
+	for _, term := range someTerms {
+		if df[term] != st.DF[term] {
+			t.Errorf("DocFreq(%d) = %d, Stats says %d", term, df[term], st.DF[term])
+		}
+	}
 	enc := bm25.NewQueryEncoder(bm25.Params{}, st.Chunks, st.DF)
 	for _, question := range []string{"encoder layer self-attention", "retriever index", "BERT fine-tuning GLUE", "zebra"} {
 		q := enc.EncodeQuery(question)

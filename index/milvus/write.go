@@ -770,6 +770,31 @@ func (s *Store) Stats(ctx context.Context) (index.Stats, error) {
 	return st, nil
 }
 
+// DocFreq returns the stored document frequencies of the given term hashes; terms no chunk
+// contains are absent. Stats reads the whole vocabulary, which at millions of chunks takes
+// seconds and hundreds of megabytes per replica; a query encoder can look up just its
+// query's terms with this instead.
+func (s *Store) DocFreq(ctx context.Context, terms []uint32) (map[uint32]int, error) {
+	out := make(map[uint32]int, len(terms))
+	for start := 0; start < len(terms); start += dfBatch {
+		part := terms[start:min(start+dfBatch, len(terms))]
+		ids := make([]int64, len(part))
+		for i, t := range part {
+			ids[i] = int64(sparseIndex(t))
+		}
+		got, err := s.readDF(ctx, fTerm+" in "+intList(ids))
+		if err != nil {
+			return nil, fmt.Errorf("document frequencies: %w", err)
+		}
+		for _, t := range part {
+			if n, ok := got[sparseIndex(t)]; ok {
+				out[t] = n
+			}
+		}
+	}
+	return out, nil
+}
+
 // Document returns one document; an unknown id wraps rag.ErrNotFound.
 func (s *Store) Document(ctx context.Context, id string) (rag.Document, error) {
 	r, ok, err := s.record(ctx, id)

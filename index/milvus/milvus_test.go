@@ -592,6 +592,37 @@ func countRows(t *testing.T, s *Store, expr string) int {
 	return n
 }
 
+// TestChunkWithoutTerms stores a chunk whose BM25 vector is empty (Milvus Lite rejects
+// empty sparse rows; see emptyMark): it is stored, counts in no document frequency and is
+// found by dense search only.
+func TestChunkWithoutTerms(t *testing.T) {
+	s := open(t, milvustest.Addr(t), milvustest.Corpus(t), testModels)
+	ctx := t.Context()
+	d := makeDoc("punct", "v1", testModels, nil, "!!! --- ???", "real words here")
+	if len(d.chunks[0].Sparse.Indices) != 0 {
+		t.Fatalf("fixture drifted: %+v", d.chunks[0].Sparse)
+	}
+	replace(t, s, d)
+	checkStats(t, s, wantStats(d))
+	got, err := s.Chunks(ctx, []string{d.chunks[0].ID})
+	if err != nil || len(got) != 1 || got[0].Text != "!!! --- ???" {
+		t.Fatalf("Chunks = %v, %v", got, err)
+	}
+	q := rag.SparseVector{Indices: []uint32{emptyMark}, Values: []float32{1}}
+	if hits, err := s.Search(ctx, rag.SearchRequest{Sparse: &q}); err != nil || len(hits) != 0 {
+		t.Errorf("a query for the marker index = %v, %v; want no hits", ids(hits), err)
+	}
+	hits, err := s.Search(ctx, rag.SearchRequest{Dense: []rag.DenseQuery{{Model: "dense_a", Vector: fakeVec("!!! --- ???", 8)}}, Limit: 2})
+	if err != nil || len(hits) != 2 {
+		t.Errorf("dense search = %v, %v; want both chunks", ids(hits), err)
+	}
+	// Replacing and deleting it keeps the statistics exact.
+	if err := s.Delete(ctx, "punct"); err != nil {
+		t.Fatal(err)
+	}
+	checkStats(t, s, index.Stats{DF: map[uint32]int{}})
+}
+
 // TestRepair interrupts a Replace after its first writes and checks that the next write
 // repairs statistics and removes the invisible chunks.
 func TestRepair(t *testing.T) {

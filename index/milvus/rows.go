@@ -78,7 +78,7 @@ func (r *rows) sparse(field string, i int) rag.SparseVector {
 	v := rag.SparseVector{Indices: make([]uint32, 0, e.Len()), Values: make([]float32, 0, e.Len())}
 	for j := 0; j < e.Len(); j++ {
 		p, x, _ := e.Get(j)
-		if x == 0 {
+		if x == 0 || p == emptyMark && x == emptyWeight {
 			continue
 		}
 		v.Indices = append(v.Indices, p)

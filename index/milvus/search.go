@@ -57,7 +57,7 @@ func (s *Store) Search(ctx context.Context, req rag.SearchRequest) ([]rag.Hit, e
 		}
 	}
 	if req.Sparse != nil {
-		e, err := sparseEmbedding(*req.Sparse)
+		e, err := sparseEmbedding(*req.Sparse, false)
 		if err != nil {
 			return nil, fmt.Errorf("search: %w", err)
 		}
@@ -128,6 +128,7 @@ func (s *Store) Search(ctx context.Context, req rag.SearchRequest) ([]rag.Hit, e
 	}
 	// L2 is a distance; Hit.Score is higher-is-better.
 	negate := len(subs) == 1 && subs[0].metric == entity.L2
+	onlySparse := len(subs) == 1 && subs[0].field == fBM25
 	hits := make([]rag.Hit, 0, r.n)
 	for i := 0; i < r.n && i < len(res[0].Scores); i++ {
 		if !vis[i] {
@@ -136,6 +137,9 @@ func (s *Store) Search(ctx context.Context, req rag.SearchRequest) ([]rag.Hit, e
 		score := float64(res[0].Scores[i])
 		if negate {
 			score = -score
+		}
+		if onlySparse && score < 1e-30 {
+			continue // matched only a chunk's empty-vector marker (see emptyMark)
 		}
 		hits = append(hits, rag.Hit{Chunk: r.chunk(i), Score: score})
 	}

@@ -37,9 +37,18 @@ func sparseIndex(i uint32) uint32 {
 	return i
 }
 
+// A chunk without BM25 terms (only punctuation, say) still needs a sparse vector: Milvus
+// Lite rejects rows whose sparse vector has no nonzero weight. It gets one entry of the
+// smallest positive float32 at the top index, which adds nothing measurable to any score
+// and is dropped again when rows are read back.
+const emptyMark = math.MaxUint32 - 1
+
+var emptyWeight = float32(math.SmallestNonzeroFloat32)
+
 // sparseEmbedding converts v for the SDK without touching v (the SDK sorts in place).
-// Zero weights are dropped: Milvus Lite rejects them and they never change an inner product.
-func sparseEmbedding(v rag.SparseVector) (entity.SparseEmbedding, error) {
+// Zero weights are dropped: Milvus Lite rejects them and they never change an inner
+// product. stored marks a row's vector (see emptyMark) as opposed to a query's.
+func sparseEmbedding(v rag.SparseVector, stored bool) (entity.SparseEmbedding, error) {
 	pos := make([]uint32, 0, len(v.Indices))
 	val := make([]float32, 0, len(v.Values))
 	if len(v.Indices) != len(v.Values) {
@@ -54,6 +63,9 @@ func sparseEmbedding(v rag.SparseVector) (entity.SparseEmbedding, error) {
 		}
 		pos = append(pos, sparseIndex(p))
 		val = append(val, v.Values[i])
+	}
+	if len(pos) == 0 && stored {
+		pos, val = []uint32{emptyMark}, []float32{emptyWeight}
 	}
 	e, err := entity.NewSliceSparseEmbedding(pos, val)
 	if err != nil {
@@ -312,7 +324,7 @@ func (s *Store) chunkColumns(doc rag.Document, version string, chunks []index.En
 		le = append(le, int64(c.LineEnd))
 		cs = append(cs, int64(c.CharStart))
 		ce = append(ce, int64(c.CharEnd))
-		e, err := sparseEmbedding(c.Sparse)
+		e, err := sparseEmbedding(c.Sparse, true)
 		if err != nil {
 			return nil, fmt.Errorf("chunk %s: %w", c.ID, err)
 		}

@@ -45,17 +45,25 @@ func BenchmarkEmbedQuery(b *testing.B) {
 	}
 }
 
-// BenchmarkEmbedDocuments embeds 32 chunk-sized texts per op and compares one session
-// using both cores for each run with two single-threaded sessions running side by side.
+// BenchmarkEmbedDocuments embeds 32 chunk-sized texts (or 32 sentences) per op and compares
+// run sizes (BatchTokens), and one session using both cores for each run with two
+// single-threaded sessions running side by side.
 func BenchmarkEmbedDocuments(b *testing.B) {
+	b.Run("chunks", func(b *testing.B) { benchmarkEmbed(b, chunkText) })
+	b.Run("sentences", func(b *testing.B) {
+		benchmarkEmbed(b, "Multi-head attention runs several attention functions in parallel.")
+	})
+}
+
+func benchmarkEmbed(b *testing.B, text string) {
 	texts := make([]string, 32)
 	for i := range texts {
-		texts[i] = fmt.Sprintf("%d %s", i, chunkText)
+		texts[i] = fmt.Sprintf("%d %s", i, text)
 	}
 	for _, name := range []string{pull.BGESmall, pull.BGESmallInt8, pull.AllMiniLML6} {
-		for _, c := range []struct{ sessions, threads, batch int }{{1, 2, 4}, {1, 2, 8}, {1, 2, 16}, {2, 1, 4}, {2, 1, 16}} {
-			b.Run(fmt.Sprintf("%s/sessions=%d,threads=%d,batch=%d", name, c.sessions, c.threads, c.batch), func(b *testing.B) {
-				e := newEmbedder(b, name, onnx.EmbedderConfig{Sessions: c.sessions, Threads: c.threads, BatchSize: c.batch, CacheSize: -1})
+		for _, c := range []struct{ sessions, threads, tokens int }{{1, 2, 256}, {1, 2, 1024}, {1, 2, 4096}, {2, 1, 256}} {
+			b.Run(fmt.Sprintf("%s/sessions=%d,threads=%d,tokens=%d", name, c.sessions, c.threads, c.tokens), func(b *testing.B) {
+				e := newEmbedder(b, name, onnx.EmbedderConfig{Sessions: c.sessions, Threads: c.threads, BatchTokens: c.tokens, CacheSize: -1})
 				lens := make([]int, len(texts))
 				for i, t := range texts {
 					lens[i] = len(e.Tokenizer().Encode(t, e.MaxLength()))

@@ -9,11 +9,13 @@
 package onnx
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 
 	ort "github.com/yalue/onnxruntime_go"
@@ -142,6 +144,29 @@ func openSession(modelPath, output string, n, threads int, want []string) (*sess
 		s.pool <- ds
 	}
 	return s, nil
+}
+
+// plan groups sequence indices into runs: sorted by length (stable), packed while a run
+// has at most maxRows rows and rows × its longest length stays within maxTokens; a
+// sequence longer than maxTokens runs alone. Indices in skip are left out.
+func plan(lens []int, maxRows, maxTokens int, skip func(i int) bool) [][]int {
+	order := make([]int, 0, len(lens))
+	for i := range lens {
+		if skip == nil || !skip(i) {
+			order = append(order, i)
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(lens[a], lens[b]) })
+	var runs [][]int
+	for start := 0; start < len(order); {
+		end := start + 1
+		for end < len(order) && end-start < maxRows && (end-start+1)*lens[order[end]] <= maxTokens {
+			end++
+		}
+		runs = append(runs, order[start:end])
+		start = end
+	}
+	return runs
 }
 
 // batch is one padded input batch, row-major [rows, cols].

@@ -82,7 +82,8 @@ func TestEmbedderMatchesReference(t *testing.T) {
 	}
 	for name, cases := range ref.Embeddings {
 		t.Run(name, func(t *testing.T) {
-			e := newEmbedder(t, name, onnx.EmbedderConfig{BatchSize: 4})
+			// One run for all texts, so short ones are padded to the longest.
+			e := newEmbedder(t, name, onnx.EmbedderConfig{BatchTokens: 1 << 20})
 			if got := e.Info(); got.Name != name || got.Dim != 384 || got.Metric != rag.Cosine {
 				t.Errorf("Info() = %+v", got)
 			}
@@ -184,7 +185,7 @@ func TestEmbedderEdgeCases(t *testing.T) {
 // TestEmbedderCancel checks that cancelling stops a running ONNX batch promptly instead of
 // finishing the whole input (which takes tens of seconds here).
 func TestEmbedderCancel(t *testing.T) {
-	e := newEmbedder(t, pull.BGESmall, onnx.EmbedderConfig{BatchSize: 32})
+	e := newEmbedder(t, pull.BGESmall, onnx.EmbedderConfig{BatchSize: 32, BatchTokens: 1 << 20})
 	texts := make([]string, 64)
 	for i := range texts {
 		texts[i] = strings.Repeat("attention layers ", 300)
@@ -372,7 +373,7 @@ func TestCrossEncoderPlumbing(t *testing.T) {
 		t.Fatal(err)
 	}
 	const maxLen = 24
-	r, err := onnx.NewReranker(onnx.RerankerConfig{Dir: pull.ModelDir(mdir, pull.CrossEncoder), MaxLength: maxLen, BatchSize: 3, VerifyChecksums: true})
+	r, err := onnx.NewReranker(onnx.RerankerConfig{Dir: pull.ModelDir(mdir, pull.CrossEncoder), MaxLength: maxLen, BatchSize: 3, BatchTokens: 60, VerifyChecksums: true})
 	if err != nil {
 		t.Fatal(err)
 	}

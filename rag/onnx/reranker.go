@@ -20,8 +20,10 @@ type RerankerConfig struct {
 	// optionally token_type_ids; output logits [batch, 1] or [batch, 2]), tokenizer.json
 	// (BERT WordPiece) and manifest.json with kind "cross-encoder"; required.
 	Dir string
-	// BatchSize is the number of pairs per ONNX run; zero means 16.
+	// BatchSize is the most pairs per ONNX run; zero means 32.
 	BatchSize int
+	// BatchTokens caps a run's padded size as in EmbedderConfig; zero means 256.
+	BatchTokens int
 	// MaxLength caps tokens per pair; zero (or more than the manifest allows) means the
 	// manifest's max_length, else 512.
 	MaxLength int
@@ -39,6 +41,7 @@ type Reranker struct {
 	tok      *wordpiece.Tokenizer
 	sess     *session
 	batch    int
+	tokens   int
 	maxLen   int
 	sessions int
 }
@@ -61,9 +64,12 @@ func NewReranker(cfg RerankerConfig) (*Reranker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("onnx: tokenizer: %w", err)
 	}
-	r := &Reranker{man: man, tok: tok, batch: cfg.BatchSize, maxLen: man.MaxLength, sessions: max(1, cfg.Sessions)}
+	r := &Reranker{man: man, tok: tok, batch: cfg.BatchSize, tokens: cfg.BatchTokens, maxLen: man.MaxLength, sessions: max(1, cfg.Sessions)}
 	if r.batch <= 0 {
-		r.batch = 16
+		r.batch = 32
+	}
+	if r.tokens <= 0 {
+		r.tokens = 256
 	}
 	if r.maxLen <= 0 {
 		r.maxLen = 512
@@ -98,25 +104,33 @@ func (r *Reranker) Score(ctx context.Context, query string, passages []string) (
 	q := r.tok.Tokenize(query)
 	seqs := make([][]int32, len(passages))
 	types := make([][]int32, len(passages))
+	lens := make([]int, len(passages))
 	for i, p := range passages {
 		seqs[i], types[i] = r.tok.PairIDs(q, r.tok.Tokenize(p), r.maxLen)
+		lens[i] = len(seqs[i])
 	}
 	scores := make([]float64, len(passages))
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(r.sessions)
-	for start := 0; start < len(passages); start += r.batch {
-		end := min(start+r.batch, len(passages))
+	for _, idx := range plan(lens, r.batch, r.tokens, nil) {
 		g.Go(func() error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			b := newBatch(seqs[start:end], types[start:end], r.tok.Pad())
+			bs := make([][]int32, len(idx))
+			bt := make([][]int32, len(idx))
+			for i, j := range idx {
+				bs[i], bt[i] = seqs[j], types[j]
+			}
+			b := newBatch(bs, bt, r.tok.Pad())
 			err := r.sess.run(ctx, b, func(logits []float32, shape []int64) error {
 				probs, err := probabilities(logits, shape, b.rows)
 				if err != nil {
 					return err
 				}
-				copy(scores[start:end], probs)
+				for i, j := range idx {
+					scores[j] = probs[i]
+				}
 				return nil
 			})
 			if err != nil && ctx.Err() == nil {

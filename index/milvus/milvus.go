@@ -51,6 +51,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/milvus-io/milvus-sdk-go/v2/client"
@@ -115,7 +116,8 @@ type Store struct {
 	denseIndex     string                      // for new collections
 	fieldIndex     map[string]entity.IndexType // dense field -> its index type, found at Open
 
-	wmu sync.Mutex // serialises Replace, Delete, PutDense and Repair
+	wmu   sync.Mutex  // serialises Replace, Delete, PutDense and Repair
+	dirty atomic.Bool // written since the last Flush
 }
 
 // Field names of the chunk collection. Dense fields are named after their model.
@@ -294,10 +296,21 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	return s, nil
 }
 
-// Close releases the connection; the collections stay in Milvus.
+// Close flushes what this Store wrote since the last Flush (so that one `footnote index`
+// run ends with sealed, indexed segments) and releases the connection; the collections stay
+// in Milvus.
 func (s *Store) Close() error {
+	var ferr error
+	if s.dirty.Load() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*s.timeout)
+		ferr = s.Flush(ctx)
+		cancel()
+	}
 	if err := s.c.Close(); err != nil {
 		return fmt.Errorf("close milvus client: %v", plain(err))
+	}
+	if ferr != nil {
+		return fmt.Errorf("close: %w", ferr)
 	}
 	return nil
 }
@@ -315,10 +328,12 @@ func (s *Store) Collection() string { return s.coll }
 // a batch of writes, e.g. at the end of `footnote index`; not after every document (Milvus
 // rate-limits flushes).
 func (s *Store) Flush(ctx context.Context) error {
+	s.dirty.Store(false)
 	for _, name := range []string{s.coll, s.docs, s.df} {
 		if err := s.do(ctx, "flush "+name, func(ctx context.Context) error {
 			return s.c.Flush(ctx, name, false)
 		}); err != nil {
+			s.dirty.Store(true)
 			return err
 		}
 	}
@@ -328,6 +343,7 @@ func (s *Store) Flush(ctx context.Context) error {
 // Drop deletes the corpus' three collections and everything in them. The Store is
 // unusable afterwards except for Close.
 func (s *Store) Drop(ctx context.Context) error {
+	s.dirty.Store(false)
 	for _, name := range []string{s.coll, s.docs, s.df} {
 		if err := s.dropIfExists(ctx, name); err != nil {
 			return err

@@ -535,7 +535,9 @@ func TestStoreCycle(t *testing.T) {
 		t.Fatalf("reopen: %v", err)
 	}
 	checkStats(t, s2, wantStats(docs...))
-	s2.Close()
+	if err := s2.Close(); err != nil {
+		t.Errorf("Close of a store that did not write: %v", err)
+	}
 }
 
 func sortedIDs(hits []rag.Hit) []string {

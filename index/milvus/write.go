@@ -92,6 +92,7 @@ func (s *Store) Replace(ctx context.Context, doc rag.Document, chunks []index.En
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	s.dirty.Store(true)
 	if err := s.repairIfPending(ctx); err != nil {
 		return fmt.Errorf("replace %s: %w", doc.ID, err)
 	}
@@ -186,6 +187,7 @@ func (s *Store) Replace(ctx context.Context, doc rag.Document, chunks []index.En
 func (s *Store) Delete(ctx context.Context, docID string) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	s.dirty.Store(true)
 	if err := s.repairIfPending(ctx); err != nil {
 		return fmt.Errorf("delete %s: %w", docID, err)
 	}
@@ -659,6 +661,7 @@ func (s *Store) repairIfPending(ctx context.Context) error {
 func (s *Store) Repair(ctx context.Context) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	s.dirty.Store(true)
 	return s.repair(ctx)
 }
 
@@ -895,6 +898,7 @@ func (s *Store) PutDense(ctx context.Context, model string, ids []string, vector
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	s.dirty.Store(true)
 	fields := append(slices.Clone(chunkScalars), fTerms, fSection0, fBM25)
 	for _, mm := range s.models {
 		fields = append(fields, mm.Name, hasPrefix+mm.Name)

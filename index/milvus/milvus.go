@@ -183,8 +183,10 @@ func init() {
 var fieldName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,254}$`)
 
 // CollectionName is the chunk collection of a corpus: "footnote_" and the corpus name
-// lowercased with every character outside [a-z0-9_] replaced by "_"; names that would
-// exceed Milvus' limit are shortened and suffixed with a hash of the corpus name.
+// lowercased with every character outside [a-z0-9_] replaced by "_". A name that had to
+// change that way, or that would exceed Milvus' length limit, is shortened as needed and
+// suffixed with a hash of the corpus name, so distinct corpora never share collections
+// (corpus names are case-insensitive).
 func CollectionName(corpus string) string {
 	if corpus == "" {
 		corpus = "default"
@@ -228,8 +230,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	byName := make(map[string]rag.ModelInfo, len(models))
 	for _, m := range models {
 		switch {
-		case !fieldName.MatchString(m.Name):
-			return nil, fmt.Errorf("milvus: model name %q is not a valid field name ([A-Za-z_][A-Za-z0-9_]*)", m.Name)
+		case !fieldName.MatchString(m.Name) || len(m.Name) > 200:
+			return nil, fmt.Errorf("milvus: model name %q is not a valid field name ([A-Za-z_][A-Za-z0-9_]*, at most 200)", m.Name)
 		case reserved[m.Name] || strings.HasPrefix(m.Name, hasPrefix):
 			return nil, fmt.Errorf("milvus: model name %q collides with a chunk field", m.Name)
 		case byName[m.Name].Name != "":

@@ -713,3 +713,29 @@ func TestReconnect(t *testing.T) {
 	// Writes work again too.
 	replace(t, s, makeDoc("b", "v1", testModels, nil, corpusTexts[1]...))
 }
+
+// TestDenseIndexes builds each supported dense index and searches it.
+func TestDenseIndexes(t *testing.T) {
+	addr := milvustest.Addr(t)
+	for _, kind := range []string{"HNSW", "FLAT", "AUTOINDEX"} {
+		t.Run(kind, func(t *testing.T) {
+			s, err := Open(t.Context(), Config{Addr: addr, Corpus: milvustest.Corpus(t), Models: testModels, DenseIndex: kind})
+			if err != nil {
+				t.Fatalf("Open: %v", err)
+			}
+			t.Cleanup(func() { dropAndClose(t, s) })
+			if got := string(s.fieldIndex["dense_a"]); got != kind {
+				t.Errorf("dense_a index = %q, want %q", got, kind)
+			}
+			d := makeDoc("d", "v1", testModels, nil, corpusTexts[2]...)
+			replace(t, s, d)
+			hits, err := s.Search(t.Context(), rag.SearchRequest{Dense: []rag.DenseQuery{{Model: "dense_a", Vector: fakeVec(corpusTexts[2][1], 8)}}, Limit: 1})
+			if err != nil || len(hits) != 1 || hits[0].Chunk.ID != d.chunks[1].ID {
+				t.Errorf("search = %v, %v; want %s", ids(hits), err, d.chunks[1].ID)
+			}
+		})
+	}
+	if _, err := Open(t.Context(), Config{Addr: addr, DenseIndex: "IVF_PQ"}); err == nil || errors.Is(err, ErrUnavailable) {
+		t.Errorf("Open with an unsupported index: %v", err)
+	}
+}

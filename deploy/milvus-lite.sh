@@ -5,7 +5,7 @@
 #   deploy/milvus-lite.sh start DIR PORT   serve data directory DIR on 127.0.0.1:PORT in the background
 #                                          (installs first when needed; waits until the port answers)
 #   deploy/milvus-lite.sh stop DIR         stop the server started for DIR (no-op when none runs)
-#   deploy/milvus-lite.sh status DIR       exit 0 when the server for DIR runs and answers
+#   deploy/milvus-lite.sh status DIR       exit 0 when the server started for DIR is running
 #
 # Environment:
 #   FOOTNOTE_TOOLS_DIR         where the venv lives (default ~/.cache/footnote): <dir>/milvus-venv
@@ -90,7 +90,10 @@ running_pid() {
 	[[ -f "$pf" ]] || return 1
 	local pid
 	pid="$(cat "$pf")"
-	[[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null && echo "$pid"
+	[[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null || return 1
+	# A killed server not yet reaped by its (re)parent is a zombie: not running.
+	[[ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != "Z" ]] || return 1
+	echo "$pid"
 }
 
 cmd_start() {

@@ -46,8 +46,10 @@ const (
 	TokenizerFile = "tokenizer.json"
 )
 
-// DefaultNames are the components Run installs when Options.Names is empty.
-var DefaultNames = []string{Runtime, BGESmall}
+// DefaultNames are the components Run installs when Options.Names is empty: the runtime
+// and bge-small in fp32 (reference quality) and int8 (about 5x faster on CPUs with AVX-512
+// VNNI or AMX, cosine ≥ 0.995 to fp32; 24.6 MB more).
+var DefaultNames = []string{Runtime, BGESmall, BGESmallInt8}
 
 // AllNames lists every component of Catalog, the runtime first.
 func AllNames() []string {

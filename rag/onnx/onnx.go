@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
@@ -36,6 +37,9 @@ var ErrNotInitialized = errors.New("onnx: runtime not initialised (call onnx.Ini
 // error, because a process can hold only one runtime. A missing library is an error
 // wrapping rag.ErrModelMissing that names the file and `footnote models pull`.
 func Init(libPath string) error {
+	if abs, err := filepath.Abs(libPath); err == nil {
+		libPath = abs
+	}
 	if _, err := os.Stat(libPath); err != nil {
 		return &pull.FileError{Path: libPath, Reason: "missing", Err: err}
 	}
@@ -55,8 +59,13 @@ func Init(libPath string) error {
 	return nil
 }
 
-// InitModels is Init with the library installed under a models folder by pull.
+// InitModels is Init with the library installed under a models folder by pull, after
+// checking it against its manifest (so a truncated download is reported by name rather
+// than as a dynamic-loader error).
 func InitModels(modelsDir string) error {
+	if _, err := pull.Check(filepath.Join(modelsDir, pull.Runtime), false); err != nil {
+		return err
+	}
 	return Init(pull.LibraryPath(modelsDir))
 }
 

@@ -348,6 +348,11 @@ func TestMissingOrCorruptFiles(t *testing.T) {
 
 func TestInitMissingLibrary(t *testing.T) {
 	err := onnx.InitModels(t.TempDir())
+	if !errors.Is(err, rag.ErrModelMissing) || !strings.Contains(err.Error(), filepath.Join(pull.Runtime, pull.ManifestFile)) ||
+		!strings.Contains(err.Error(), "footnote models pull") {
+		t.Errorf("InitModels with nothing installed: %v", err)
+	}
+	err = onnx.Init(filepath.Join(t.TempDir(), pull.RuntimeLibrary))
 	if !errors.Is(err, rag.ErrModelMissing) || !strings.Contains(err.Error(), pull.RuntimeLibrary) ||
 		!strings.Contains(err.Error(), "footnote models pull") {
 		t.Errorf("Init with no library: %v", err)

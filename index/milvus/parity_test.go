@@ -137,9 +137,12 @@ func TestParity(t *testing.T) {
 				t.Errorf("BM25 top 5 for %q differ:\nembedded %v\nmilvus   %v", q.Question, scored(a), scored(b))
 			}
 			dq := []rag.DenseQuery{{Model: hashModel.Name, Vector: fakeVec(q.Question, hashModel.Dim)}}
+			empty := rag.SparseVector{}
 			for name, req := range map[string]rag.SearchRequest{
-				"dense":  {Dense: dq, Limit: 5},
-				"hybrid": {Dense: dq, Sparse: &sv, Limit: 5, Fusion: rag.Fusion{Method: "rrf", K: 60}},
+				"dense":    {Dense: dq, Limit: 5},
+				"hybrid":   {Dense: dq, Sparse: &sv, Limit: 5, Fusion: rag.Fusion{Method: "rrf", K: 60}},
+				"weighted": {Dense: dq, Sparse: &sv, Limit: 5, Fusion: rag.Fusion{Method: "weighted", Weights: []float64{0.4, 0.6}}},
+				"no terms": {Dense: dq, Sparse: &empty, Limit: 5}, // a query of stopwords only
 			} {
 				a, err := emb.Search(ctx, req)
 				if err != nil {

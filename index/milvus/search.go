@@ -8,127 +8,175 @@ import (
 
 	"github.com/milvus-io/milvus-sdk-go/v2/client"
 	"github.com/milvus-io/milvus-sdk-go/v2/entity"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/footnote-dev/footnote/rag"
 )
 
-// Search returns at most req.Limit hits, best first: one retriever is a plain search on its
-// field, several are one HybridSearch fused by Milvus (RRF with k = req.Fusion.K, or
-// weighted). Hits of document versions being replaced are dropped (see the package comment).
+// sub is one retriever of a search.
+type sub struct {
+	field  string
+	metric entity.MetricType
+	vector entity.Vector
+	param  entity.SearchParam
+	expr   string
+}
+
+// Search returns at most req.Limit hits, best first. One retriever is a plain search on its
+// field. Several are fused: RRF by one Milvus HybridSearch (its RRF ranker computes
+// Σ 1/(k + rank), as rag.Fuse does); weighted fusion by rag.Fuse over one search per
+// retriever, because Milvus' WeightedRanker normalises scores differently (arctan and
+// (x+1)/2 rather than min-max) and would rank unlike the embedded store. Hits of document
+// versions being replaced are dropped (see the package comment); ties go to the smaller
+// chunk id.
 func (s *Store) Search(ctx context.Context, req rag.SearchRequest) ([]rag.Hit, error) {
 	limit := req.Limit
 	if limit <= 0 {
 		limit = 20
 	}
-	expr := filterExpr(req.Filter)
-	type sub struct {
-		field  string
-		metric entity.MetricType
-		vector entity.Vector
-		param  entity.SearchParam
-		expr   string
-	}
-	var subs []sub
-	var weights []float64
-	weighted := strings.EqualFold(req.Fusion.Method, "weighted")
-	nRetrievers := len(req.Dense)
+	n := len(req.Dense)
 	if req.Sparse != nil {
-		nRetrievers++
+		n++
 	}
-	if weighted && nRetrievers > 1 && len(req.Fusion.Weights) != nRetrievers {
-		return nil, fmt.Errorf("search: weighted fusion needs %d weights, got %d", nRetrievers, len(req.Fusion.Weights))
+	if n == 0 {
+		return nil, fmt.Errorf("search: no retriever (neither dense nor sparse query)")
 	}
-	for i, d := range req.Dense {
+	switch req.Fusion.Method {
+	case "", "rrf", "weighted":
+	default:
+		return nil, fmt.Errorf("search: unknown fusion method %q (want rrf or weighted)", req.Fusion.Method)
+	}
+	if req.Fusion.Method == "weighted" && len(req.Fusion.Weights) > 0 && len(req.Fusion.Weights) != n {
+		return nil, fmt.Errorf("search: %d fusion weights for %d retrievers", len(req.Fusion.Weights), n)
+	}
+	expr := filterExpr(req.Filter)
+	// subs holds one retriever per list position, dense first then sparse; nil marks a
+	// retriever that cannot match anything (a query without terms).
+	subs := make([]*sub, 0, n)
+	for _, d := range req.Dense {
 		m, ok := s.byName[d.Model]
 		if !ok {
 			return nil, fmt.Errorf("search: %w", s.unknownModel(d.Model))
 		}
-		if len(d.Vector) != m.Dim {
-			return nil, fmt.Errorf("search: %s query vector has %d dimensions, want %d", d.Model, len(d.Vector), m.Dim)
+		if err := checkDense(m, d.Vector); err != nil {
+			return nil, fmt.Errorf("search: query: %w", err)
 		}
 		mt, _ := metricType(m.Metric)
 		sp, err := s.searchParam(d.Model, limit+10)
 		if err != nil {
 			return nil, fmt.Errorf("search: %s", plain(err))
 		}
-		subs = append(subs, sub{d.Model, mt, entity.FloatVector(d.Vector), sp, andExpr(expr, hasPrefix+d.Model+" == true")})
-		if weighted && nRetrievers > 1 {
-			weights = append(weights, req.Fusion.Weights[i])
-		}
+		subs = append(subs, &sub{d.Model, mt, entity.FloatVector(d.Vector), sp, andExpr(expr, hasPrefix+d.Model+" == true")})
 	}
 	if req.Sparse != nil {
 		e, err := sparseEmbedding(*req.Sparse, false)
 		if err != nil {
-			return nil, fmt.Errorf("search: %w", err)
+			return nil, fmt.Errorf("search: query: %w", err)
 		}
-		// A query without terms matches nothing; Milvus rejects empty sparse vectors, and
-		// leaving the retriever out fuses the others exactly as an empty ranking would.
-		if e.Len() > 0 {
+		if e.Len() == 0 {
+			// Milvus rejects empty sparse vectors; an empty ranking stands in.
+			subs = append(subs, nil)
+		} else {
 			sp, err := entity.NewIndexSparseInvertedSearchParam(0)
 			if err != nil {
 				return nil, fmt.Errorf("search: %s", plain(err))
 			}
-			subs = append(subs, sub{fBM25, entity.IP, e, sp, expr})
-			if weighted && nRetrievers > 1 {
-				weights = append(weights, req.Fusion.Weights[len(req.Dense)])
-			}
+			subs = append(subs, &sub{fBM25, entity.IP, e, sp, expr})
 		}
 	}
-	if len(subs) == 0 {
-		return nil, nil
+	var live []*sub
+	for _, sb := range subs {
+		if sb != nil {
+			live = append(live, sb)
+		}
 	}
+	switch {
+	case len(live) == 0:
+		return nil, nil
+	case n == 1:
+		hits, err := s.searchOne(ctx, live[0], limit)
+		if err != nil {
+			return nil, fmt.Errorf("search %s: %w", s.coll, err)
+		}
+		return hits, nil
+	case req.Fusion.Method == "weighted" || len(live) == 1:
+		lists := make([][]rag.Hit, len(subs))
+		g, gctx := errgroup.WithContext(ctx)
+		for i, sb := range subs {
+			if sb == nil {
+				continue
+			}
+			g.Go(func() (err error) {
+				lists[i], err = s.searchOne(gctx, sb, limit)
+				return err
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return nil, fmt.Errorf("search %s: %w", s.coll, err)
+		}
+		return rag.Fuse(lists, req.Fusion, limit), nil
+	}
+	hits, err := s.hybrid(ctx, live, req.Fusion.K, limit)
+	if err != nil {
+		return nil, fmt.Errorf("search %s: %w", s.coll, err)
+	}
+	return hits, nil
+}
 
+// searchOne runs one retriever: its best limit visible hits, best first, ties by chunk id.
+func (s *Store) searchOne(ctx context.Context, sb *sub, limit int) ([]rag.Hit, error) {
 	// Ask for more than limit: ties at the cut are then broken by chunk id here (as in the
 	// embedded store) rather than arbitrarily, and hits of versions being replaced (dropped
 	// below) do not leave the list short.
 	fetch := min(limit+10, 16384)
 	var res []client.SearchResult
-	var err error
-	if len(subs) == 1 {
-		sb := subs[0]
-		err = s.do(ctx, "search "+sb.field, func(ctx context.Context) (err error) {
-			res, err = s.c.Search(ctx, s.coll, nil, sb.expr, chunkScalars, []entity.Vector{sb.vector}, sb.field, sb.metric, fetch, sb.param)
-			return err
-		})
-	} else {
-		// Each retriever contributes its best limit candidates, as the fusion contract says;
-		// the fused list is cut after the tie-break.
-		reqs := make([]*client.ANNSearchRequest, len(subs))
-		for i, sb := range subs {
-			reqs[i] = client.NewANNSearchRequest(sb.field, sb.metric, sb.expr, []entity.Vector{sb.vector}, sb.param, limit)
-		}
-		var rr client.Reranker
-		if weighted {
-			rr = client.NewWeightedReranker(weights)
-		} else {
-			k := req.Fusion.K
-			if k <= 0 {
-				k = 60
-			}
-			rr = client.NewRRFReranker().WithK(float64(k))
-		}
-		err = s.do(ctx, "hybrid search", func(ctx context.Context) (err error) {
-			res, err = s.c.HybridSearch(ctx, s.coll, nil, min(limit*len(subs), 16384), chunkScalars, rr, reqs)
-			return err
-		})
-	}
+	err := s.do(ctx, "search "+sb.field, func(ctx context.Context) (err error) {
+		res, err = s.c.Search(ctx, s.coll, nil, sb.expr, chunkScalars, []entity.Vector{sb.vector}, sb.field, sb.metric, fetch, sb.param)
+		return err
+	})
 	if err != nil {
-		return nil, fmt.Errorf("search %s: %w", s.coll, err)
+		return nil, err
 	}
+	// L2 is a distance; Hit.Score is higher-is-better.
+	return s.hits(ctx, res, limit, sb.metric == entity.L2, sb.field == fBM25)
+}
+
+// hybrid fuses live retrievers by reciprocal rank in one Milvus HybridSearch.
+func (s *Store) hybrid(ctx context.Context, live []*sub, k, limit int) ([]rag.Hit, error) {
+	// Each retriever contributes its best limit candidates, as the fusion contract says;
+	// the fused list is the whole union, cut after the tie-break.
+	reqs := make([]*client.ANNSearchRequest, len(live))
+	for i, sb := range live {
+		reqs[i] = client.NewANNSearchRequest(sb.field, sb.metric, sb.expr, []entity.Vector{sb.vector}, sb.param, limit)
+	}
+	if k <= 0 {
+		k = 60
+	}
+	var res []client.SearchResult
+	err := s.do(ctx, "hybrid search", func(ctx context.Context) (err error) {
+		res, err = s.c.HybridSearch(ctx, s.coll, nil, min(limit*len(live), 16384), chunkScalars,
+			client.NewRRFReranker().WithK(float64(k)), reqs)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.hits(ctx, res, limit, false, false)
+}
+
+// hits turns a search result into visible hits, best first, ties by chunk id, at most limit.
+func (s *Store) hits(ctx context.Context, res []client.SearchResult, limit int, negate, sparse bool) ([]rag.Hit, error) {
 	if len(res) == 0 || res[0].ResultCount == 0 {
 		return nil, nil
 	}
 	if res[0].Err != nil {
-		return nil, fmt.Errorf("search %s: %s", s.coll, plain(res[0].Err))
+		return nil, fmt.Errorf("search: %s", plain(res[0].Err))
 	}
 	r := newRows(res[0].Fields)
 	vis, err := s.visibleRows(ctx, r)
 	if err != nil {
-		return nil, fmt.Errorf("search %s: %w", s.coll, err)
+		return nil, err
 	}
-	// L2 is a distance; Hit.Score is higher-is-better.
-	negate := len(subs) == 1 && subs[0].metric == entity.L2
-	onlySparse := len(subs) == 1 && subs[0].field == fBM25
 	hits := make([]rag.Hit, 0, r.n)
 	for i := 0; i < r.n && i < len(res[0].Scores); i++ {
 		if !vis[i] {
@@ -138,13 +186,13 @@ func (s *Store) Search(ctx context.Context, req rag.SearchRequest) ([]rag.Hit, e
 		if negate {
 			score = -score
 		}
-		if onlySparse && score < 1e-30 {
+		if sparse && score < 1e-30 {
 			continue // matched only a chunk's empty-vector marker (see emptyMark)
 		}
 		hits = append(hits, rag.Hit{Chunk: r.chunk(i), Score: score})
 	}
 	if r.err != nil {
-		return nil, fmt.Errorf("search %s: %w", s.coll, r.err)
+		return nil, r.err
 	}
 	sort.SliceStable(hits, func(i, j int) bool {
 		if hits[i].Score != hits[j].Score {

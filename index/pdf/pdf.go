@@ -128,13 +128,23 @@ func parse(ctx context.Context, data []byte, opt Options) (doc *chunk.Document, 
 		return nil, fmt.Errorf("%w: %d pages, limit %d", ErrTooManyPages, n, opt.MaxPages)
 	}
 
+	render := func(i int) (string, error) { return f.HTML(i, false) }
+	if fast, ok := openFast(data); ok && !slowHTML {
+		defer fast.close()
+		render = func(i int) (string, error) {
+			if h, err := fast.html(i); err == nil {
+				return h, nil
+			}
+			return f.HTML(i, false)
+		}
+	}
 	pages := make([]page, 0, n)
 	failed := 0
 	for i := range n {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		h, err := f.HTML(i, false)
+		h, err := render(i)
 		if err != nil {
 			failed++
 			pages = append(pages, page{number: i + 1, width: 612, height: 792})
@@ -172,3 +182,6 @@ func cleanMeta(s string) string {
 	}
 	return strings.TrimSpace(normalize(s))
 }
+
+// slowHTML forces go-fitz's HTML rendering (with images); tests compare the two paths.
+var slowHTML bool

@@ -519,7 +519,7 @@ func TestTimeout(t *testing.T) {
 		ts, _ := pdftest.Paragraph(72, 100, 12, 80, strings.Repeat(fmt.Sprintf("Page %d has words. ", i), 40))
 		pages = append(pages, pdftest.Page{Texts: ts})
 	}
-	_, err := Parse(t.Context(), pdftest.Build(pages, pdftest.Options{}), Options{Timeout: time.Millisecond})
+	_, err := Parse(t.Context(), pdftest.Build(pages, pdftest.Options{}), Options{Timeout: 20 * time.Millisecond})
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "longer than") {
 		t.Errorf("err = %v, want ErrCorrupt for taking too long", err)
 	}

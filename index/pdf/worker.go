@@ -93,6 +93,12 @@ func parseInChild(ctx context.Context, data []byte, opt Options) (doc *chunk.Doc
 	cmd.Env = append(os.Environ(), workerEnv+"=1")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = &in, &out, stderr
 	if err := cmd.Start(); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err(), true
+		}
+		if tctx.Err() != nil {
+			return nil, fmt.Errorf("%w: parsing took longer than %v", ErrCorrupt, opt.Timeout), true
+		}
 		return nil, nil, false
 	}
 	runErr := cmd.Wait()

@@ -49,6 +49,17 @@ Exit status: 0 all indexed, 3 some files were skipped with an error, 1 nothing c
 			if err != nil {
 				return err
 			}
+			// A model configured after earlier runs has no vectors for the unchanged
+			// documents: fill them in without re-parsing.
+			for _, e := range a.comp.embedders {
+				n, err := ix.Backfill(ctx, e.Info().Name)
+				if err != nil {
+					return fmt.Errorf("back-fill %s: %w", e.Info().Name, err)
+				}
+				if n > 0 && !asJSON {
+					fmt.Fprintf(a.out, "Back-filled %d chunks with %s\n", n, e.Info().Name)
+				}
+			}
 			if asJSON {
 				if err := writeJSON(a.out, sum); err != nil {
 					return err

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"path/filepath"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -147,6 +148,7 @@ func (e *Embedder) embed(ctx context.Context, texts []string) ([][]float32, erro
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	start := time.Now()
 	out := make([][]float32, len(texts))
 	seqs := make([][]int32, len(texts))
 	keys := make([][32]byte, len(texts))
@@ -196,12 +198,25 @@ func (e *Embedder) embed(ctx context.Context, texts []string) ([][]float32, erro
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
+	e.log.Debug("embedded", "model", e.man.Name, "texts", len(texts), "took", time.Since(start).Round(time.Millisecond))
 	return out, nil
 }
 
-// pool turns last_hidden_state [rows, cols, dim] into one vector per row.
+// pool turns last_hidden_state [rows, cols, dim] into one vector per row. An output that is
+// already one vector per row ([rows, dim], e.g. a "sentence_embedding" output) is taken
+// as it is.
 func (e *Embedder) pool(hidden []float32, shape []int64, b batch) ([][]float32, error) {
 	dim := e.man.Dim
+	if len(shape) == 2 && int(shape[0]) == b.rows && int(shape[1]) == dim {
+		vecs := make([][]float32, b.rows)
+		for r := range b.rows {
+			vecs[r] = append([]float32(nil), hidden[r*dim:(r+1)*dim]...)
+			if e.man.Normalize {
+				normalize(vecs[r])
+			}
+		}
+		return vecs, nil
+	}
 	if len(shape) != 3 || int(shape[0]) != b.rows || int(shape[1]) != b.cols || int(shape[2]) != dim {
 		return nil, fmt.Errorf("embed %s: output shape %v, want [%d %d %d]", e.man.Name, shape, b.rows, b.cols, dim)
 	}

@@ -504,3 +504,34 @@ func TestCrossEncoderRealPairs(t *testing.T) {
 		}
 	}
 }
+
+// TestEmbedderPooledOutput loads testdata/tiny_cross.onnx as an embedder of dimension 1: its
+// [batch, 1] output is taken as already pooled, and with every token type 0 its value is
+// −0.1 × the number of attended tokens, which checks the mask over padding on this path.
+func TestEmbedderPooledOutput(t *testing.T) {
+	dir := models(t)
+	tokPath := filepath.Join(dir, pull.BGESmall, pull.TokenizerFile)
+	mdir := t.TempDir()
+	if _, err := pull.Import(pull.ImportOptions{
+		Dir: mdir, Name: "tiny", Kind: pull.KindEmbedder, Dim: 1, Pooling: pull.PoolCLS,
+		Model: filepath.Join("testdata", "tiny_cross.onnx"), Tokenizer: tokPath,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e, err := onnx.NewEmbedder(onnx.EmbedderConfig{Dir: pull.ModelDir(mdir, "tiny"), BatchTokens: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	texts := []string{"a b", "a considerably longer text, with punctuation!", ""}
+	got, err := e.EmbedDocuments(t.Context(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, text := range texts {
+		want := -0.1 * float64(len(e.Tokenizer().Encode(text, 512)))
+		if len(got[i]) != 1 || math.Abs(float64(got[i][0])-want) > 1e-5 {
+			t.Errorf("%q: got %v, want [%.2f]", text, got[i], want)
+		}
+	}
+}

@@ -101,7 +101,7 @@ func NewEmbedder(cfg EmbedderConfig) (*Embedder, error) {
 	case cfg.CacheSize > 0:
 		e.cache = newVectorCache(cfg.CacheSize)
 	}
-	e.sess, err = openSession(filepath.Join(cfg.Dir, pull.ModelFile), man.Output, e.sessions, cfg.Threads,
+	e.sess, err = openSession(filepath.Join(cfg.Dir, pull.ModelFile), man.Inputs, man.Output, e.sessions, cfg.Threads,
 		[]string{"input_ids", "attention_mask", "token_type_ids"})
 	if err != nil {
 		return nil, err

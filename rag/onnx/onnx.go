@@ -89,9 +89,10 @@ type session struct {
 	closed  bool
 }
 
-// openSession loads modelPath n times with threads intra-op threads each. want names the
-// inputs the caller can supply; the model's inputs must be a subset of them.
-func openSession(modelPath, output string, n, threads int, want []string) (*session, error) {
+// openSession loads modelPath n times with threads intra-op threads each. inputs and
+// output come from the manifest; when either is empty they are read from the model (a
+// second load). want names the inputs the caller can supply.
+func openSession(modelPath string, inputs []string, output string, n, threads int, want []string) (*session, error) {
 	if !ort.IsInitialized() {
 		return nil, ErrNotInitialized
 	}
@@ -101,30 +102,29 @@ func openSession(modelPath, output string, n, threads int, want []string) (*sess
 	if threads <= 0 {
 		threads = max(1, runtime.NumCPU()/n)
 	}
-	ins, outs, err := ort.GetInputOutputInfo(modelPath)
-	if err != nil {
-		return nil, fmt.Errorf("read model %s: %w", modelPath, errors.New(err.Error()))
-	}
-	s := &session{pool: make(chan *ort.DynamicAdvancedSession, n)}
-	for _, in := range ins {
-		found := false
-		for _, w := range want {
-			if in.Name == w {
-				found = true
+	if len(inputs) == 0 || output == "" {
+		ins, outs, err := ort.GetInputOutputInfo(modelPath)
+		if err != nil {
+			return nil, fmt.Errorf("read model %s: %w", modelPath, errors.New(err.Error()))
+		}
+		if len(inputs) == 0 {
+			for _, in := range ins {
+				inputs = append(inputs, in.Name)
 			}
 		}
-		if !found {
-			return nil, fmt.Errorf("model %s has unsupported input %q", modelPath, in.Name)
+		if output == "" {
+			if len(outs) == 0 {
+				return nil, fmt.Errorf("model %s has no outputs", modelPath)
+			}
+			output = outs[0].Name
 		}
-		s.inputs = append(s.inputs, in.Name)
 	}
-	if output == "" {
-		if len(outs) == 0 {
-			return nil, fmt.Errorf("model %s has no outputs", modelPath)
+	for _, in := range inputs {
+		if !slices.Contains(want, in) {
+			return nil, fmt.Errorf("model %s has unsupported input %q", modelPath, in)
 		}
-		output = outs[0].Name
 	}
-	s.output = output
+	s := &session{pool: make(chan *ort.DynamicAdvancedSession, n), inputs: inputs, output: output}
 
 	opts, err := ort.NewSessionOptions()
 	if err != nil {

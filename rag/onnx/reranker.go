@@ -77,7 +77,7 @@ func NewReranker(cfg RerankerConfig) (*Reranker, error) {
 	if cfg.MaxLength > 0 && cfg.MaxLength < r.maxLen {
 		r.maxLen = cfg.MaxLength
 	}
-	r.sess, err = openSession(filepath.Join(cfg.Dir, pull.ModelFile), man.Output, r.sessions, cfg.Threads,
+	r.sess, err = openSession(filepath.Join(cfg.Dir, pull.ModelFile), man.Inputs, man.Output, r.sessions, cfg.Threads,
 		[]string{"input_ids", "attention_mask", "token_type_ids"})
 	if err != nil {
 		return nil, err

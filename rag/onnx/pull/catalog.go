@@ -60,6 +60,9 @@ func AllNames() []string {
 // (BAAI/bge-small-en-v1.5 model card).
 const bgeQueryInstruction = "Represent this sentence for searching relevant passages: "
 
+// bertInputs are the inputs of the BERT exports in the catalog, in their order.
+var bertInputs = []string{"input_ids", "attention_mask", "token_type_ids"}
+
 // Catalog returns every component Run knows, by name.
 func Catalog() map[string]Component {
 	return map[string]Component{
@@ -98,7 +101,7 @@ func Catalog() map[string]Component {
 			Manifest: Manifest{
 				Name: BGESmall, Kind: KindEmbedder,
 				Dim: 384, Pooling: PoolCLS, Normalize: true, MaxLength: 512,
-				QueryPrefix: bgeQueryInstruction, Output: "last_hidden_state",
+				QueryPrefix: bgeQueryInstruction, Output: "last_hidden_state", Inputs: bertInputs,
 				Layers: 12, Hidden: 384, Intermediate: 1536, Params: 33360000,
 				Source: Source{Upstream: "BAAI/bge-small-en-v1.5 (ONNX export Xenova/bge-small-en-v1.5)", ModelLicense: "MIT"},
 			},
@@ -122,7 +125,7 @@ func Catalog() map[string]Component {
 			Manifest: Manifest{
 				Name: BGESmallInt8, Kind: KindEmbedder,
 				Dim: 384, Pooling: PoolCLS, Normalize: true, MaxLength: 512,
-				QueryPrefix: bgeQueryInstruction, Output: "last_hidden_state",
+				QueryPrefix: bgeQueryInstruction, Output: "last_hidden_state", Inputs: bertInputs,
 				Layers: 12, Hidden: 384, Intermediate: 1536, Params: 33360000,
 				Source: Source{Upstream: "BAAI/bge-small-en-v1.5 (int8 ONNX export Xenova/bge-small-en-v1.5, model_quantized.onnx)", ModelLicense: "MIT"},
 			},
@@ -145,7 +148,7 @@ func Catalog() map[string]Component {
 				Name: AllMiniLML6, Kind: KindEmbedder,
 				// sentence-transformers truncates this model at 256 tokens.
 				Dim: 384, Pooling: PoolMean, Normalize: true, MaxLength: 256,
-				Output: "last_hidden_state",
+				Output: "last_hidden_state", Inputs: bertInputs,
 				Layers: 6, Hidden: 384, Intermediate: 1536, Params: 22710000,
 				Source: Source{Upstream: "sentence-transformers/all-MiniLM-L6-v2 (ONNX export Xenova/all-MiniLM-L6-v2)", ModelLicense: "Apache-2.0"},
 			},

@@ -30,8 +30,9 @@ type ImportOptions struct {
 	Normalize    bool
 	MaxLength    int // zero means 512
 	QueryPrefix  string
-	Output       string // ONNX output to read; empty means the model's first output
-	Layers       int    // architecture, for benchmark FLOP estimates; optional
+	Output       string   // ONNX output to read; empty means the model's first output
+	Inputs       []string // the model's inputs in order; empty means read them at load
+	Layers       int      // architecture, for benchmark FLOP estimates; optional
 	Hidden       int
 	Intermediate int
 	Source       Source // provenance recorded in the manifest; Registry defaults to "local"
@@ -77,7 +78,7 @@ func Import(opts ImportOptions) (*Manifest, error) {
 	}
 	m := Manifest{
 		Name: opts.Name, Kind: opts.Kind, Dim: opts.Dim, Pooling: opts.Pooling, Normalize: opts.Normalize,
-		MaxLength: opts.MaxLength, QueryPrefix: opts.QueryPrefix, Output: opts.Output,
+		MaxLength: opts.MaxLength, QueryPrefix: opts.QueryPrefix, Output: opts.Output, Inputs: opts.Inputs,
 		Layers: opts.Layers, Hidden: opts.Hidden, Intermediate: opts.Intermediate,
 		Files: map[string]FileSum{}, Source: opts.Source,
 	}

@@ -36,6 +36,9 @@ type Manifest struct {
 	MaxLength   int    `json:"max_length,omitempty"`   // tokens including [CLS]/[SEP]
 	QueryPrefix string `json:"query_prefix,omitempty"` // prepended to queries only (embedders)
 	Output      string `json:"output,omitempty"`       // ONNX output name to read
+	// Inputs names the model's inputs in order (some of input_ids, attention_mask,
+	// token_type_ids); empty means read them from the model, which costs a second load.
+	Inputs []string `json:"inputs,omitempty"`
 
 	// Architecture, for FLOP estimates in benchmarks.
 	Layers       int   `json:"layers,omitempty"`

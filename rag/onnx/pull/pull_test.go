@@ -322,7 +322,8 @@ func TestCatalogPins(t *testing.T) {
 				t.Errorf("%s: file pin incomplete: %+v", name, f)
 			}
 		}
-		if c.Manifest.Kind == pull.KindEmbedder && (c.Manifest.Dim == 0 || c.Manifest.MaxLength == 0 || c.Manifest.Pooling == "") {
+		if c.Manifest.Kind == pull.KindEmbedder && (c.Manifest.Dim == 0 || c.Manifest.MaxLength == 0 || c.Manifest.Pooling == "" ||
+			len(c.Manifest.Inputs) == 0 || c.Manifest.Output == "") {
 			t.Errorf("%s: manifest incomplete: %+v", name, c.Manifest)
 		}
 	}

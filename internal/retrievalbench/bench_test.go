@@ -8,11 +8,15 @@ import (
 	"github.com/footnote-dev/footnote/rag"
 )
 
-// benchQuestions mix an answerable question with an unanswerable one, as traffic does.
+// benchQuestions mix answerable questions with unanswerable ones, as traffic does. The
+// fixture's models cache no vectors, so each iteration pays for its embeddings.
 var benchQuestions = []string{
 	"What are the two sub-layers in each encoder layer of the Transformer model?",
 	"How does Dense Passage Retrieval train its encoders with in-batch negatives?",
 	"What is the capital of Mars?",
+	"What does LoRA freeze and what does it train when adapting a large model?",
+	"How do I bake sourdough bread with a stiff levain?",
+	"How does Sentence-BERT derive fixed-size sentence embeddings from BERT?",
 }
 
 // BenchmarkRetrieve measures one retrieval per method end to end (query embedding, hybrid

@@ -9,16 +9,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/footnote-dev/footnote/index"
-	"github.com/footnote-dev/footnote/index/chunk"
 	"github.com/footnote-dev/footnote/index/embedded"
-	"github.com/footnote-dev/footnote/index/pdf"
 	"github.com/footnote-dev/footnote/internal/corpustest"
 	"github.com/footnote-dev/footnote/rag"
 	"github.com/footnote-dev/footnote/rag/bm25"
@@ -80,7 +76,9 @@ func build(papers, models string) (*fixture, error) {
 		if _, err := os.Stat(dir); err != nil {
 			continue
 		}
-		e, err := onnx.NewEmbedder(onnx.EmbedderConfig{Dir: dir})
+		// No vector cache: every query and reranked passage is embedded afresh, so the
+		// measurements are the cold, worst case rather than repeats of the same texts.
+		e, err := onnx.NewEmbedder(onnx.EmbedderConfig{Dir: dir, CacheSize: -1})
 		if err != nil {
 			return nil, err
 		}
@@ -130,81 +128,29 @@ func build(papers, models string) (*fixture, error) {
 	return f, nil
 }
 
-type parsed struct {
-	doc    rag.Document
-	chunks []rag.Chunk
-	tf     []rag.SparseVector
-	terms  []int
-}
-
-// ingest parses, chunks and encodes every PDF the way the index command does, in two passes
-// because BM25 document weights need the corpus' mean chunk length.
+// ingest indexes every PDF with index.Indexer, as `footnote index` does, through
+// embedders whose document vectors are cached on disk (see diskCached).
 func (f *fixture) ingest(ctx context.Context, papers string) error {
-	paths, err := filepath.Glob(filepath.Join(papers, "*.pdf"))
+	var cached []rag.Embedder
+	for _, e := range f.embedders {
+		dc, err := newDiskCached(e)
+		if err != nil {
+			return err
+		}
+		cached = append(cached, dc)
+	}
+	ix, err := index.New(index.Config{Store: f.store, Embedders: cached})
 	if err != nil {
 		return err
 	}
-	slices.Sort(paths)
-	var docs []parsed
-	var totalTerms, totalChunks int
-	for _, path := range paths {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		d, err := pdf.Parse(ctx, data, pdf.Options{})
-		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		sum := sha256.Sum256(data)
-		hash := hex.EncodeToString(sum[:])
-		name := strings.TrimSuffix(filepath.Base(path), ".pdf")
-		docID := hash[:16]
-		cs := chunk.Split(d, chunk.Meta{DocID: docID, Hash: hash, Source: path, Name: name, Title: d.Title}, chunk.Options{})
-		p := parsed{doc: rag.Document{ID: docID, Source: path, Name: name, Kind: chunk.KindPDF, Title: d.Title,
-			Authors: d.Authors, Pages: d.Pages, Hash: hash, Chunks: len(cs), IndexedAt: time.Now()}, chunks: cs}
-		for _, c := range cs {
-			tf, n := bm25.Count(c.Text)
-			p.tf = append(p.tf, tf)
-			p.terms = append(p.terms, n)
-			totalTerms += n
-		}
-		totalChunks += len(cs)
-		docs = append(docs, p)
+	sum, err := ix.Index(ctx, []string{papers}, index.Options{})
+	if err != nil {
+		return err
 	}
-	avgdl := float64(totalTerms) / float64(max(totalChunks, 1))
-
-	// Embedding the corpus takes minutes on two cores, so vectors are cached on disk by
-	// model file and chunk text: a run re-embeds only chunks the chunker changed.
-	vectors := make([]map[string][]float32, len(f.embedders))
-	for mi, e := range f.embedders {
-		var texts []string
-		for _, p := range docs {
-			for _, c := range p.chunks {
-				texts = append(texts, c.Text)
-			}
-		}
-		v, err := cachedEmbed(ctx, e, texts)
-		if err != nil {
-			return err
-		}
-		vectors[mi] = v
+	if sum.Failed || len(sum.Skipped) > 0 {
+		return fmt.Errorf("indexing skipped files: %+v", sum.Skipped)
 	}
-	for _, p := range docs {
-		enc := make([]index.EncodedChunk, len(p.chunks))
-		for i, c := range p.chunks {
-			enc[i] = index.EncodedChunk{Chunk: c, Sparse: bm25.Params{}.Document(p.tf[i], p.terms[i], avgdl),
-				Terms: p.terms[i], Dense: map[string][]float32{}}
-			for mi, e := range f.embedders {
-				enc[i].Dense[e.Info().Name] = vectors[mi][textKey(c.Text)]
-			}
-		}
-		if err := f.store.Replace(ctx, p.doc, enc); err != nil {
-			return err
-		}
-		f.docs++
-		f.chunks += len(p.chunks)
-	}
+	f.docs, f.chunks = sum.Indexed, sum.Chunks
 	return nil
 }
 
@@ -224,48 +170,57 @@ func textKey(text string) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// cachedEmbed returns the vectors of texts by textKey, embedding those the cache for this
-// model file lacks and saving the cache again. A cache that cannot be read is rebuilt.
-func cachedEmbed(ctx context.Context, e rag.Embedder, texts []string) (map[string][]float32, error) {
+// diskCached is an embedder whose EmbedDocuments reads vectors from a cache file per model
+// file, keyed by text, and embeds only the texts it lacks. Embedding the corpus takes
+// minutes on two cores; with the cache a run re-embeds only chunks the chunker changed.
+type diskCached struct {
+	rag.Embedder
+	path  string
+	mu    sync.Mutex
+	cache map[string][]float32
+}
+
+func newDiskCached(e rag.Embedder) (*diskCached, error) {
 	id := e.Info().Name
 	if oe, ok := e.(*onnx.Embedder); ok {
 		id += "-" + oe.Manifest().Files[pull.ModelFile].SHA256[:16]
 	}
-	path := filepath.Join(cacheDir(), "vectors", id+".gob")
-	cache := map[string][]float32{}
-	if b, err := os.ReadFile(path); err == nil {
-		if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&cache); err != nil {
-			cache = map[string][]float32{}
+	d := &diskCached{Embedder: e, path: filepath.Join(cacheDir(), "vectors", id+".gob"), cache: map[string][]float32{}}
+	if b, err := os.ReadFile(d.path); err == nil {
+		if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&d.cache); err != nil {
+			d.cache = map[string][]float32{} // unreadable: rebuild it
 		}
 	}
+	return d, nil
+}
+
+func (d *diskCached) EmbedDocuments(ctx context.Context, texts []string) ([][]float32, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	var missing []string
-	seen := map[string]bool{}
 	for _, t := range texts {
-		k := textKey(t)
-		if _, ok := cache[k]; !ok && !seen[k] {
+		if _, ok := d.cache[textKey(t)]; !ok {
 			missing = append(missing, t)
-			seen[k] = true
 		}
 	}
-	if len(missing) == 0 {
-		return cache, nil
-	}
-	// Embed in slices and save after each, so an interrupted first build keeps its work.
-	const step = 128
-	for start := 0; start < len(missing); start += step {
-		part := missing[start:min(start+step, len(missing))]
-		vs, err := e.EmbedDocuments(ctx, part)
+	if len(missing) > 0 {
+		vs, err := d.Embedder.EmbedDocuments(ctx, missing)
 		if err != nil {
-			return nil, fmt.Errorf("embed with %s: %w", e.Info().Name, err)
+			return nil, err
 		}
 		for i, v := range vs {
-			cache[textKey(part[i])] = v
+			d.cache[textKey(missing[i])] = v
 		}
-		if err := saveCache(path, cache); err != nil {
+		// Saved after every batch, so an interrupted first build keeps its work.
+		if err := saveCache(d.path, d.cache); err != nil {
 			return nil, err
 		}
 	}
-	return cache, nil
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = d.cache[textKey(t)]
+	}
+	return out, nil
 }
 
 func saveCache(path string, cache map[string][]float32) error {

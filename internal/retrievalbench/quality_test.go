@@ -14,6 +14,9 @@ import (
 // (`go test -v -run Quality`). FOOTNOTE_EVAL_JSON=path also writes it as JSON. The
 // assertions are floors that catch a broken stage, not targets: the numbers are the output.
 func TestQuality(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping: the quality run embeds every reranked passage afresh (minutes on two cores)")
+	}
 	f := corpus(t)
 	qs, err := eval.LoadQuestionsFile(corpustest.Questions(t))
 	if err != nil {
@@ -40,6 +43,11 @@ func TestQuality(t *testing.T) {
 		// below this a stage is broken (wrong vectors, empty BM25, a mis-ordered fusion).
 		if m.Source.Recall < 0.6 {
 			t.Errorf("%s: source Recall@%d %.2f below the 0.6 floor", m.Method, rep.K, m.Source.Recall)
+		}
+		// The cut must still tell the off-topic questions from the answerable ones.
+		if m.Refusal.Accuracy < 0.5 || m.Refusal.FalseRefusalRate > 0.5 {
+			t.Errorf("%s: refused %d/%d unanswerable and %d answerable questions: the score cut is broken",
+				m.Method, m.Refusal.Refused, m.Refusal.Unanswerable, m.Refusal.FalseRefusals)
 		}
 	}
 }

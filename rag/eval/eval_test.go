@@ -354,6 +354,9 @@ func TestRunStopsOnError(t *testing.T) {
 	}
 }
 
+// The pipeline's methods plug straight into Config.
+var _ = Config{Retrieve: (*rag.Pipeline)(nil).Retrieve, Ask: (*rag.Pipeline)(nil).Ask}
+
 func TestRunAnswers(t *testing.T) {
 	calls := 0
 	answers := map[string]rag.Answer{
@@ -363,7 +366,7 @@ func TestRunAnswers(t *testing.T) {
 		"two":   {Text: rag.Refusal, Refused: true},
 		"three": {Text: rag.Refusal, Refused: true},
 	}
-	ask := func(_ context.Context, q rag.Question) (rag.Answer, error) { return answers[q.Text], nil }
+	ask := func(_ context.Context, q rag.Question, _ func(string) error) (rag.Answer, error) { return answers[q.Text], nil }
 	rep, err := Run(t.Context(), Config{Retrieve: evalScript().retrieve(&calls), Ask: ask, Methods: []string{"a"}, K: 2}, evalQuestions)
 	if err != nil {
 		t.Fatalf("Run: %v", err)

@@ -26,9 +26,10 @@ type Config struct {
 	// as query latency.
 	SkipWarmup bool
 	// Ask, when set, also answers every question per method and adds answer-level metrics
-	// (Report.Methods[i].Answers); pass (*rag.Pipeline).Ask. It must report a refusal as
-	// an Answer with Refused set, not as an error.
-	Ask func(ctx context.Context, q rag.Question) (rag.Answer, error)
+	// (Report.Methods[i].Answers); pass (*rag.Pipeline).Ask. It is called with a nil fn
+	// (no streaming) and must report a refusal as an Answer with Refused set, not as an
+	// error.
+	Ask func(ctx context.Context, q rag.Question, fn func(delta string) error) (rag.Answer, error)
 	// Progress, when set, is called after each question with the count done.
 	Progress func(done, total int)
 }
@@ -267,7 +268,7 @@ func ask(ctx context.Context, cfg Config, q Question, method string) (AnswerResu
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	start := time.Now()
-	a, err := cfg.Ask(ctx, rag.Question{Text: q.Question, Method: method})
+	a, err := cfg.Ask(ctx, rag.Question{Text: q.Question, Method: method}, nil)
 	if err != nil {
 		return AnswerResult{}, fmt.Errorf("answer question %s, method %s: %w", q.ID, method, err)
 	}

@@ -366,7 +366,9 @@ func TestRunAnswers(t *testing.T) {
 		"two":   {Text: rag.Refusal, Refused: true},
 		"three": {Text: rag.Refusal, Refused: true},
 	}
-	ask := func(_ context.Context, q rag.Question, _ func(string) error) (rag.Answer, error) { return answers[q.Text], nil }
+	ask := func(_ context.Context, q rag.Question, _ func(string) error) (rag.Answer, error) {
+		return answers[q.Text], nil
+	}
 	rep, err := Run(t.Context(), Config{Retrieve: evalScript().retrieve(&calls), Ask: ask, Methods: []string{"a"}, K: 2}, evalQuestions)
 	if err != nil {
 		t.Fatalf("Run: %v", err)

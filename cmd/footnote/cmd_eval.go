@@ -1,14 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"github.com/footnote-dev/footnote/rag"
 	"github.com/footnote-dev/footnote/rag/eval"
 )
 
@@ -52,7 +50,7 @@ answers each question and reports citation validity and answer refusal accuracy.
 			}
 			cfg := eval.Config{Retrieve: p.Retrieve, Methods: methods, K: k}
 			if answers {
-				cfg.Ask = func(ctx context.Context, q rag.Question) (rag.Answer, error) { return p.Ask(ctx, q, nil) }
+				cfg.Ask = p.Ask
 			}
 			if isTerminal(a.errOut) && !asJSON {
 				cfg.Progress = func(done, total int) { fmt.Fprintf(a.errOut, "\r%d/%d", done, total) }

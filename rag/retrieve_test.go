@@ -375,7 +375,7 @@ func TestRetrieveRerankTop(t *testing.T) {
 	}
 }
 
-func TestRetrieveRerankPassageHasHeading(t *testing.T) {
+func TestRetrieveRerankPassageIsChunkText(t *testing.T) {
 	rr := &rtReranker{}
 	hits := []rag.Hit{
 		{Chunk: rag.Chunk{ID: "a", Section: []string{"3 Model Architecture", "3.2.2 Multi-Head Attention"}, Text: "p=0.9 Instead of …"}},
@@ -385,7 +385,7 @@ func TestRetrieveRerankPassageHasHeading(t *testing.T) {
 	if _, err := p.Retrieve(t.Context(), rag.Question{Text: "multi-head"}); err != nil {
 		t.Fatalf("Retrieve: %v", err)
 	}
-	want := []string{"3.2.2 Multi-Head Attention\np=0.9 Instead of …", "5 Training p=0.8 This section …"}
+	want := []string{"p=0.9 Instead of …", "5 Training p=0.8 This section …"}
 	if diff := cmp.Diff(want, rr.passages); diff != "" {
 		t.Errorf("passages (-want +got):\n%s", diff)
 	}

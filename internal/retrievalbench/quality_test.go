@@ -3,10 +3,14 @@ package retrievalbench
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/footnote-dev/footnote/internal/corpustest"
+	"github.com/footnote-dev/footnote/rag"
 	"github.com/footnote-dev/footnote/rag/eval"
 )
 
@@ -50,4 +54,30 @@ func TestQuality(t *testing.T) {
 				m.Method, m.Refusal.Refused, m.Refusal.Unanswerable, m.Refusal.FalseRefusals)
 		}
 	}
+}
+
+// TestCompare runs one evaluation question through every method side by side, as
+// `footnote compare` does, and logs the rows.
+func TestCompare(t *testing.T) {
+	f := corpus(t)
+	p := f.pipeline(t, true)
+	q := rag.Question{Text: "What are the two sub-layers in each encoder layer of the Transformer model?"}
+	res, err := p.Compare(t.Context(), q, nil)
+	if err != nil {
+		t.Fatalf("Compare: %v", err)
+	}
+	if len(res) != len(p.Methods()) {
+		t.Fatalf("%d results for %d methods", len(res), len(p.Methods()))
+	}
+	var b strings.Builder
+	for _, m := range res {
+		fmt.Fprintf(&b, "%s (%v, refused %v)\n", m.Method, m.Elapsed.Round(time.Millisecond), m.Refused)
+		for _, r := range m.Rows {
+			fmt.Fprintf(&b, "  %d. %s p.%d %q %.3f kept=%v\n", r.Rank, r.Name, r.PageStart, strings.Join(r.Section, " > "), r.Score, r.Kept)
+		}
+		if m.Refused || len(m.Rows) == 0 || m.Rows[0].Name != "1706.03762" {
+			t.Errorf("%s: refused %v, rows %d; want the Transformer paper first", m.Method, m.Refused, len(m.Rows))
+		}
+	}
+	t.Log("\n" + b.String())
 }

@@ -19,8 +19,8 @@ type Retrieval struct {
 	// error wraps ErrNoEvidence.
 	Hits []Scored `json:"hits"`
 	// Candidates are every candidate the cut chose from, best first: the reranked top
-	// RerankTop, or without a reranker the fused list. Hits is a prefix of it; the rest
-	// backs "More sources".
+	// RerankTop (or TopK, if larger), or without a reranker the fused list. Hits is a
+	// prefix of it (sharing its array); the rest backs "More sources".
 	Candidates []Scored `json:"candidates"`
 	// Reranked reports whether the cross-encoder scored the candidates: Scored.Rerank is then
 	// a probability; otherwise it is zero and only Hit.Score (the fused score) is set.
@@ -37,9 +37,10 @@ const MaxTopK = 50
 // Steps: embed the query with every dense model the method needs (concurrently, together
 // with the BM25 query encoding), one Searcher.Search with all retrievers (the store fuses
 // them as Config.Fusion says, Config.Candidates per retriever), rerank the fused top
-// Config.RerankTop (or TopK, if larger) in one Reranker call, then cut: candidates sorted by rerank probability
-// are kept while the probability is at least Config.MinScore and the drop from the previous
-// kept candidate is at most Config.MaxGap, at most q.TopK (else Config.TopK).
+// Config.RerankTop (or TopK, if larger) in one Reranker call, then cut: candidates sorted
+// by rerank probability are kept while the probability is at least Config.MinScore and the
+// drop from the previous kept candidate is at most Config.MaxGap, at most q.TopK (else
+// Config.TopK, and never more than MaxTopK).
 //
 // When nothing survives the cut (or the store returns nothing) the error wraps
 // ErrNoEvidence and the Retrieval still carries Candidates and Timings: the caller answers

@@ -504,3 +504,29 @@ func TestBackoffDelay(t *testing.T) {
 		t.Errorf("negative MaxRetries gives %d retries, want 0", b.retries)
 	}
 }
+
+func TestConcurrentUse(t *testing.T) {
+	oa := newOpenAI(t, newOpenAIServer(t, 4, failure{status: 429, body: rateLimited}), OpenAIConfig{Model: "test-embed", Dim: 4})
+	ol := newOllama(t, newOllamaServer(t, 4, failure{status: 503, body: `{"error":"busy"}`}), OllamaConfig{Model: "m", Dim: 4})
+	for _, e := range []rag.Embedder{oa, ol} {
+		var wg sync.WaitGroup
+		errs := make(chan error, 16)
+		for i := range 16 {
+			wg.Go(func() {
+				q := strings.Repeat("q", i+1)
+				v, err := e.EmbedQuery(t.Context(), q)
+				if err == nil && int(v[0]) != len(q) {
+					err = fmt.Errorf("vector of %q has first %v", q, v[0])
+				}
+				errs <- err
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Errorf("%s: %v", e.Info().Name, err)
+			}
+		}
+	}
+}

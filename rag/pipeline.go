@@ -25,6 +25,10 @@ type Config struct {
 	MinScore   float64 // reranker probability below which a candidate is dropped; zero means 0.2
 	MaxGap     float64 // stop at a drop larger than this between neighbours; zero means 0.35
 	Fusion     Fusion  // zero means RRF with k = 60
+	// DocWeight blends each reranked candidate's probability with its document's best
+	// (see documentPrior); zero keeps the reranker's order. footnote's CLI uses 0.6, which
+	// lifted hybrid Precision@5 on the evaluation questions from 0.74 to 0.80.
+	DocWeight float64
 
 	ContextTokens int     // prompt budget for sources; zero means 4000
 	Temperature   float64 // zero means 0.1

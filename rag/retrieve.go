@@ -110,6 +110,9 @@ func (p *Pipeline) Retrieve(ctx context.Context, q Question) (Retrieval, error) 
 			return fail(fmt.Errorf("rerank: %w", err))
 		}
 		r.Reranked = true
+		if p.cfg.DocWeight > 0 {
+			r.Candidates = documentPrior(r.Candidates, p.cfg.DocWeight)
+		}
 		r.Hits = Cut(r.Candidates, p.cfg.MinScore, p.cfg.MaxGap, topK)
 	}
 	r.Timings.Total = time.Since(start)
@@ -224,6 +227,35 @@ func (p *Pipeline) rerank(ctx context.Context, query string, hits []Hit) ([]Scor
 		return 0
 	})
 	return out, nil
+}
+
+// documentPrior blends each candidate's reranker probability with the best probability of
+// any candidate from the same document (max-passage document relevance): score' =
+// (1-w)·score + w·best(doc). A paper whose best passage answers the question lends weight to
+// its other candidate passages, so sources gather on the paper the question is about
+// rather than on papers that merely mention the topic. The cut then reads the blended
+// scores; the blend never raises a candidate above its document's best, so a document
+// with no strong passage is not lifted over the refusal gate.
+func documentPrior(cands []Scored, w float64) []Scored {
+	best := map[string]float64{}
+	for _, c := range cands {
+		best[c.Chunk.DocID] = max(best[c.Chunk.DocID], c.Rerank)
+	}
+	out := make([]Scored, len(cands))
+	for i, c := range cands {
+		c.Rerank = (1-w)*c.Rerank + w*best[c.Chunk.DocID]
+		out[i] = c
+	}
+	slices.SortStableFunc(out, func(a, b Scored) int {
+		switch {
+		case a.Rerank > b.Rerank:
+			return -1
+		case a.Rerank < b.Rerank:
+			return 1
+		}
+		return 0
+	})
+	return out
 }
 
 // rerankPassage is what the reranker reads for a chunk: exactly the text that was embedded

@@ -53,6 +53,7 @@ type Config struct {
 	MinScore   float64 `yaml:"min_score" env:"FOOTNOTE_MIN_SCORE"`
 	MaxGap     float64 `yaml:"max_gap" env:"FOOTNOTE_MAX_GAP"`
 	RRFK       int     `yaml:"rrf_k" env:"FOOTNOTE_RRF_K"`
+	DocWeight  float64 `yaml:"doc_weight" env:"FOOTNOTE_DOC_WEIGHT"`
 	BM25K1     float64 `yaml:"bm25_k1" env:"FOOTNOTE_BM25_K1"`
 	BM25B      float64 `yaml:"bm25_b" env:"FOOTNOTE_BM25_B"`
 
@@ -109,6 +110,7 @@ func Defaults() Config {
 		MinScore:       0.2,
 		MaxGap:         0.35,
 		RRFK:           60,
+		DocWeight:      0.6,
 		BM25K1:         1.5,
 		BM25B:          0.75,
 		OllamaHost:     "http://127.0.0.1:11434",

@@ -239,6 +239,7 @@ func (a *app) pipeline(ctx context.Context) (*rag.Pipeline, error) {
 		TopK:        a.cfg.TopK,
 		MinScore:    a.cfg.MinScore,
 		MaxGap:      a.cfg.MaxGap,
+		DocWeight:   a.cfg.DocWeight,
 		Fusion:      rag.Fusion{Method: "rrf", K: a.cfg.RRFK},
 		CountTokens: c.countTokens,
 		Logger:      a.log,

@@ -1,0 +1,35 @@
+package rag
+
+import (
+	"math"
+	"slices"
+	"testing"
+)
+
+func TestDocumentPrior(t *testing.T) {
+	c := func(id, doc string, p float64) Scored {
+		return Scored{Hit: Hit{Chunk: Chunk{ID: id, DocID: doc}}, Rerank: p}
+	}
+	// Paper A answers the question (0.9); paper B only mentions the topic (0.6, 0.55).
+	in := []Scored{c("a1", "A", 0.9), c("b1", "B", 0.6), c("b2", "B", 0.55), c("a2", "A", 0.5), c("a3", "A", 0.3)}
+	got := documentPrior(in, 0.5)
+	var ids []string
+	for _, s := range got {
+		ids = append(ids, s.Chunk.ID)
+	}
+	// a2: 0.5·0.5+0.5·0.9 = 0.70 > b1: 0.5·0.6+0.5·0.6 = 0.60 > a3: 0.60 (stable: b1 first) > b2: 0.575.
+	if want := []string{"a1", "a2", "b1", "a3", "b2"}; !slices.Equal(ids, want) {
+		t.Errorf("order = %v, want %v", ids, want)
+	}
+	if got[0].Rerank != 0.9 || math.Abs(got[1].Rerank-0.7) > 1e-9 {
+		t.Errorf("scores = %v, %v; want 0.9 and 0.7", got[0].Rerank, got[1].Rerank)
+	}
+	// No candidate rises above its document's best, so a weak document stays below the gate.
+	weak := documentPrior([]Scored{c("x1", "X", 0.15), c("x2", "X", 0.1)}, 0.9)
+	if len(Cut(weak, 0.2, 0.35, 5)) != 0 {
+		t.Errorf("a document with no passage above the minimum score was lifted over the cut: %v", weak)
+	}
+	if in[1].Rerank != 0.6 {
+		t.Error("documentPrior modified its input")
+	}
+}

@@ -33,3 +33,23 @@ func TestDocumentPrior(t *testing.T) {
 		t.Error("documentPrior modified its input")
 	}
 }
+
+func TestStripHeading(t *testing.T) {
+	tests := []struct {
+		in      string
+		section []string
+		want    string
+	}{
+		{"3.1 Encoder and Decoder Stacks Encoder: The encoder is composed of a stack of N = 6 identical layers.",
+			[]string{"3 Model Architecture", "3.1 Encoder and Decoder Stacks"}, "The encoder is composed of a stack of N = 6 identical layers."},
+		{"Input noise: The input to BERT contains artificial symbols.", nil, "The input to BERT contains artificial symbols."},
+		{"2.3 Training Objectives During pretraining, BERT uses two objectives.", []string{"2 Background", "2.3 Training Objectives"}, "During pretraining, BERT uses two objectives."},
+		{"We use k: the number of heads.", nil, "We use k: the number of heads."},
+		{"The ratio is 3: 4 in practice.", nil, "The ratio is 3: 4 in practice."},
+	}
+	for _, tt := range tests {
+		if got := stripHeading(tt.in, tt.section); got != tt.want {
+			t.Errorf("stripHeading(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

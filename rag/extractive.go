@@ -48,6 +48,7 @@ func (p *Pipeline) extractive(ctx context.Context, query string, sources []Sourc
 	for i, s := range sources {
 		for j, text := range splitSentences(s.Chunk.Text) {
 			text = footnoteMark.ReplaceAllString(stripMarkers(text), "$1")
+			text = stripHeading(text, s.Chunk.Section)
 			if isJunk(text) {
 				continue
 			}
@@ -347,4 +348,22 @@ func isJunk(s string) bool {
 		signals++
 	}
 	return signals >= 2
+}
+
+// runInLabel is a paragraph's run-in heading such as "Encoder:" or "Input noise:".
+var runInLabel = regexp.MustCompile(`^\p{Lu}[\p{L}-]*(?: [\p{L}-]+){0,2}: (\p{Lu})`)
+
+// stripHeading removes what the PDF put before a sentence's own words: the title of the
+// section the chunk starts with ("3.1 Encoder and Decoder Stacks The encoder is …") and a
+// run-in label ("Encoder: The encoder is …"). Quoted as an answer, they read as noise.
+func stripHeading(text string, section []string) string {
+	for _, h := range section {
+		if h != "" && strings.HasPrefix(text, h+" ") {
+			text = strings.TrimSpace(text[len(h):])
+		}
+	}
+	if m := runInLabel.FindStringSubmatchIndex(text); m != nil {
+		text = text[m[2]:]
+	}
+	return text
 }

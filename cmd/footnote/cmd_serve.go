@@ -34,6 +34,8 @@ FOOTNOTE_SLACK_SIGNING_SECRET) and the Discord adapter when FOOTNOTE_DISCORD_TOK
 SIGINT/SIGTERM stop it gracefully: in-flight answers get up to 30 seconds to finish.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// Secrets print as [redacted] (Secret.LogValue).
+			a.log.Info("configuration", a.cfg.LogAttrs()...)
 			m, err := a.newMain(cmd.Context())
 			if err != nil {
 				return err

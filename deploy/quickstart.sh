@@ -17,7 +17,7 @@ echo "== building footnote"
 mkdir -p bin
 go build -o bin/footnote ./cmd/footnote
 
-echo "== installing models (ONNX Runtime, embedding model, cross-encoder)"
+echo "== installing models (ONNX Runtime library, embedding model)"
 bin/footnote models pull
 
 folder="${1:-}"
@@ -27,10 +27,8 @@ if [ -z "$folder" ]; then
     folder=../shared/corpus/papers
     question="${question:-What are the two sub-layers in each encoder layer of the Transformer?}"
   else
-    folder=docs-index
-    rm -rf "$folder"; mkdir -p "$folder"
-    cp README.md "$folder/"
-    find adapters deploy -name '*.md' -exec cp {} "$folder/" \;
+    # This repository's own documentation, every Markdown file git knows.
+    folder="$(git ls-files '*.md' | tr '\n' ' ')"
     question="${question:-How do I connect footnote to Slack?}"
   fi
 fi
@@ -38,7 +36,8 @@ question="${question:-What is this collection of documents about?}"
 
 echo "== indexing $folder"
 set +e
-bin/footnote index "$folder"
+# shellcheck disable=SC2086 # $folder may be a list of files
+bin/footnote index $folder
 status=$?
 set -e
 # 3 means some files were skipped (reported above); the rest is indexed.

@@ -22,13 +22,16 @@ bin/footnote models pull
 
 folder="${1:-}"
 question="${2:-}"
+paths=("$folder")
 if [ -z "$folder" ]; then
   if [ -d ../shared/corpus/papers ]; then
     folder=../shared/corpus/papers
+    paths=("$folder")
     question="${question:-What are the two sub-layers in each encoder layer of the Transformer?}"
   else
     # This repository's own documentation, every Markdown file git knows.
-    folder="$(git ls-files '*.md' | tr '\n' ' ')"
+    folder="this repository's documentation"
+    mapfile -t paths < <(git ls-files '*.md')
     question="${question:-How do I connect footnote to Slack?}"
   fi
 fi
@@ -36,8 +39,7 @@ question="${question:-What is this collection of documents about?}"
 
 echo "== indexing $folder"
 set +e
-# shellcheck disable=SC2086 # $folder may be a list of files
-bin/footnote index $folder
+bin/footnote index "${paths[@]}"
 status=$?
 set -e
 # 3 means some files were skipped (reported above); the rest is indexed.

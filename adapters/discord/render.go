@@ -97,7 +97,7 @@ func replyText(r bot.Reply) string {
 
 func textMessages(s string) []message {
 	var msgs []message
-	for _, part := range splitText(s, maxContent) {
+	for _, part := range bot.SplitText(s, maxContent, nil) {
 		msgs = append(msgs, message{Content: part})
 	}
 	if len(msgs) == 0 {
@@ -118,7 +118,7 @@ func replyEmbeds(r bot.Reply) []*discordgo.MessageEmbed {
 				body = append(body, Markdown(p))
 			}
 		}
-		for i, part := range splitText(strings.Join(body, "\n\n"), maxEmbedDescription) {
+		for i, part := range bot.SplitText(strings.Join(body, "\n\n"), maxEmbedDescription, nil) {
 			e := &discordgo.MessageEmbed{Type: discordgo.EmbedTypeRich, Description: part, Color: colorAnswer}
 			if i == 0 && strings.TrimSpace(r.Question) != "" {
 				e.Title = truncateWords(oneLine(r.Question), maxEmbedTitle)
@@ -137,7 +137,7 @@ func replyEmbeds(r bot.Reply) []*discordgo.MessageEmbed {
 			if text == "" {
 				text = strings.TrimSpace(s.Excerpt)
 			}
-			parts := splitText(escapeMarkdown(text), maxEmbedDescription)
+			parts := bot.SplitText(escapeMarkdown(text), maxEmbedDescription, nil)
 			if len(parts) == 0 {
 				parts = []string{"(no text)"}
 			}
@@ -381,42 +381,4 @@ func threadName(question string) string {
 		return "footnote answer"
 	}
 	return name
-}
-
-// splitText splits Markdown into parts of at most limit runes, preferring paragraph, then
-// line, then word boundaries; a code fence cut in two is closed and re-opened so both parts
-// render.
-func splitText(s string, limit int) []string {
-	s = strings.TrimSpace(s)
-	var parts []string
-	for s != "" {
-		if utf8.RuneCountInString(s) <= limit {
-			parts = append(parts, s)
-			break
-		}
-		head, rest := cutAt(s, limit-4) // room to close a code fence
-		if strings.Count(head, "```")%2 == 1 {
-			head += "\n```"
-			rest = "```\n" + rest
-		}
-		parts = append(parts, head)
-		s = strings.TrimSpace(rest)
-	}
-	return parts
-}
-
-// cutAt finds where to cut s so the head has at most limit runes.
-func cutAt(s string, limit int) (head, rest string) {
-	end := len(string([]rune(s)[:limit])) // byte offset of the rune limit
-	window := s[:end]
-	for _, sep := range []string{"\n\n", "\n"} {
-		if i := strings.LastIndex(window, sep); i > end/3 {
-			return strings.TrimRight(s[:i], " \n"), s[i+len(sep):]
-		}
-	}
-	if i := strings.LastIndexByte(window[:min(len(window), end+1)], ' '); i > end/3 {
-		return strings.TrimRight(s[:i], " "), s[i+1:]
-	}
-	// One word longer than a part: nothing else to do but cut it (at a rune boundary).
-	return s[:end], s[end:]
 }

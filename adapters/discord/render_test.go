@@ -194,7 +194,7 @@ func TestSplitTextNeverMidWord(t *testing.T) {
 	for i := range 3000 {
 		words = append(words, fmt.Sprintf("wörd%d", i))
 	}
-	parts := splitText(strings.Join(words, " "), maxContent)
+	parts := bot.SplitText(strings.Join(words, " "), maxContent, nil)
 	if len(parts) < 5 {
 		t.Fatalf("got %d parts", len(parts))
 	}
@@ -209,7 +209,7 @@ func TestSplitTextNeverMidWord(t *testing.T) {
 		t.Errorf("words (-want +got):\n%s", diff)
 	}
 	code := "```\n" + strings.Repeat("x := 1\n", 1000) + "```"
-	for i, p := range splitText(code, maxContent) {
+	for i, p := range bot.SplitText(code, maxContent, nil) {
 		if strings.Count(p, "```")%2 != 0 {
 			t.Errorf("part %d leaves a code fence open", i)
 		}

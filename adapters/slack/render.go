@@ -60,7 +60,7 @@ func newGroup(text string, blocks ...slack.Block) blockGroup {
 func render(r bot.Reply) []message {
 	var groups []blockGroup
 	body := replyBody(r)
-	for _, part := range splitText(body, sectionBudget) {
+	for _, part := range bot.SplitText(body, sectionBudget, outsideToken) {
 		groups = append(groups, newGroup(part, mrkdwnSection(part)))
 	}
 	if r.Note != "" {
@@ -321,48 +321,8 @@ func truncateWords(s string, n int) string {
 	return strings.TrimRight(cut, " ,;:") + "…"
 }
 
-// splitText splits mrkdwn into parts of at most limit runes, preferring paragraph, then line,
-// then word boundaries outside Slack's <…> tokens; a code fence cut in two is closed and
-// re-opened so both parts render.
-func splitText(s string, limit int) []string {
-	s = strings.TrimSpace(s)
-	var parts []string
-	for s != "" {
-		if utf8.RuneCountInString(s) <= limit {
-			parts = append(parts, s)
-			break
-		}
-		head, rest := cutAt(s, limit-4) // room to close a code fence
-		if strings.Count(head, "```")%2 == 1 {
-			head += "\n```"
-			rest = "```\n" + rest
-		}
-		parts = append(parts, head)
-		s = strings.TrimSpace(rest)
-	}
-	return parts
-}
-
-// cutAt finds where to cut s so the head has at most limit runes.
-func cutAt(s string, limit int) (head, rest string) {
-	max := len(string([]rune(s)[:limit])) // byte offset of the rune limit
-	window := s[:max]
-	for _, sep := range []string{"\n\n", "\n"} {
-		if i := strings.LastIndex(window, sep); i > max/3 {
-			return strings.TrimRight(s[:i], " \n"), s[i+len(sep):]
-		}
-	}
-	// A space outside a <…> token.
-	for i := max; i > 0; i-- {
-		if s[i-1] == ' ' && !insideToken(s[:i-1]) && i-1 > max/3 {
-			return strings.TrimRight(s[:i-1], " "), s[i:]
-		}
-	}
-	// One word longer than a section: nothing else to do but cut it.
-	return s[:max], s[max:]
-}
-
-// insideToken reports whether the end of prefix is inside an unclosed <…>.
-func insideToken(prefix string) bool {
-	return strings.LastIndexByte(prefix, '<') > strings.LastIndexByte(prefix, '>')
+// outsideToken reports whether a cut after prefix falls outside Slack's <…> tokens (links,
+// mentions), which must stay whole.
+func outsideToken(prefix string) bool {
+	return strings.LastIndexByte(prefix, '<') <= strings.LastIndexByte(prefix, '>')
 }

@@ -217,7 +217,7 @@ func TestRenderSplitsLongAnswers(t *testing.T) {
 
 func TestSplitTextCodeFence(t *testing.T) {
 	code := "```\n" + strings.Repeat("x := 1\n", 1000) + "```"
-	parts := splitText(code, 3000)
+	parts := bot.SplitText(code, 3000, outsideToken)
 	if len(parts) < 2 {
 		t.Fatalf("got %d parts, want several", len(parts))
 	}
@@ -234,7 +234,7 @@ func TestSplitTextCodeFence(t *testing.T) {
 func TestSplitTextKeepsSlackTokens(t *testing.T) {
 	label := strings.Repeat("long label ", 20)
 	s := strings.Repeat("word ", 560) + "<https://example.com/x|" + label + "> tail"
-	for _, p := range splitText(s, 3000) {
+	for _, p := range bot.SplitText(s, 3000, outsideToken) {
 		if strings.Count(p, "<") != strings.Count(p, ">") {
 			t.Errorf("a part cuts a <…> token: %q", p[max(0, len(p)-80):])
 		}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -153,6 +154,10 @@ func (a *app) newBot(asker bot.Asker, reg prometheus.Registerer) (*bot.Bot, erro
 	userRate := rate.Limit(a.cfg.UserRate / 60)
 	if a.cfg.UserRate <= 0 {
 		userRate = rate.Inf
+	}
+	// With Milvus holding the index, the data directory may not exist yet.
+	if err := os.MkdirAll(a.cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("FOOTNOTE_DATA_DIR: %w", err)
 	}
 	b, err := bot.New(bot.Config{
 		Asker:         asker,

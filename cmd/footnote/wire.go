@@ -202,6 +202,14 @@ func (a *app) store(ctx context.Context) (index.Store, error) {
 	if a.comp != nil {
 		return a.comp.store, nil
 	}
+	if a.cfg.MilvusAddr != "" {
+		// A Milvus collection is opened with exactly the models it was built with.
+		c, err := a.open(ctx, false)
+		if err != nil {
+			return nil, err
+		}
+		return c.store, nil
+	}
 	st, err := a.openStore(ctx, nil, false)
 	if err != nil {
 		return nil, err

@@ -623,6 +623,10 @@ func TestConcurrencyBounded(t *testing.T) {
 	waitFor(t, "click answered while questions block", func() bool {
 		return len(h.dc.callsOf("PATCH", "/webhooks/"+appID+"/aW50ZXJhY3Rpb246MTUwMDAwMDAwMDAwMDAwMDAwMjpidXR0b24/messages/@original")) == 1
 	})
+	// The questions reach the core after their acknowledgements (deferred response, typing,
+	// thread): wait for the first, then make sure the second stays queued behind it.
+	waitFor(t, "first question started", func() bool { return len(h.core.requests()) >= 1 })
+	time.Sleep(200 * time.Millisecond) // room for a second question to start if it could
 	if n := len(h.core.requests()); n != 1 {
 		t.Errorf("%d questions started with MaxConcurrent 1, want 1", n)
 	}

@@ -217,15 +217,7 @@ func (p *Pipeline) rerank(ctx context.Context, query string, hits []Hit) ([]Scor
 	for i, h := range hits {
 		out[i] = Scored{Hit: h, Rerank: scores[i]}
 	}
-	slices.SortStableFunc(out, func(a, b Scored) int {
-		switch {
-		case a.Rerank > b.Rerank:
-			return -1
-		case a.Rerank < b.Rerank:
-			return 1
-		}
-		return 0
-	})
+	sortByRerank(out)
 	return out, nil
 }
 
@@ -246,15 +238,7 @@ func documentPrior(cands []Scored, w float64) []Scored {
 		c.Rerank = (1-w)*c.Rerank + w*best[c.Chunk.DocID]
 		out[i] = c
 	}
-	slices.SortStableFunc(out, func(a, b Scored) int {
-		switch {
-		case a.Rerank > b.Rerank:
-			return -1
-		case a.Rerank < b.Rerank:
-			return 1
-		}
-		return 0
-	})
+	sortByRerank(out)
 	return out
 }
 
@@ -283,4 +267,18 @@ func Cut(cands []Scored, minScore, maxGap float64, topK int) []Scored {
 		n++
 	}
 	return cands[:n]
+}
+
+// sortByRerank orders candidates by descending probability; equal ones keep their order
+// (the fused order), so ties stay deterministic.
+func sortByRerank(out []Scored) {
+	slices.SortStableFunc(out, func(a, b Scored) int {
+		switch {
+		case a.Rerank > b.Rerank:
+			return -1
+		case a.Rerank < b.Rerank:
+			return 1
+		}
+		return 0
+	})
 }

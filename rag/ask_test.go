@@ -226,7 +226,7 @@ func TestAskExtractive(t *testing.T) {
 	if ans.Generator != rag.GeneratorExtractive || ans.Method != "hybrid" {
 		t.Errorf("generator, method = %q, %q", ans.Generator, ans.Method)
 	}
-	if !strings.Contains(ans.Text, "Each layer has two sub-layers [1].") {
+	if !strings.Contains(ans.Text, "Each layer has two sub-layers. The first is a multi-head self-attention mechanism, and the second is a simple, position-wise fully connected feed-forward network [1].") {
 		t.Errorf("answer %q lacks the answering sentence", ans.Text)
 	}
 	if streamed != ans.Text {
@@ -381,7 +381,7 @@ func TestAskFallsBackToExtractive(t *testing.T) {
 				if ans.Generator != rag.GeneratorExtractive || ans.Refused {
 					t.Errorf("generator %q refused %v", ans.Generator, ans.Refused)
 				}
-				if !strings.Contains(ans.Text, "Each layer has two sub-layers [1].") {
+				if !strings.Contains(ans.Text, "Each layer has two sub-layers. The first is a multi-head self-attention mechanism, and the second is a simple, position-wise fully connected feed-forward network [1].") {
 					t.Errorf("answer %q is not the extractive one", ans.Text)
 				}
 				if c.partial {

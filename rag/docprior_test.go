@@ -53,3 +53,20 @@ func TestStripHeading(t *testing.T) {
 		}
 	}
 }
+
+func TestContinueSentences(t *testing.T) {
+	all := []sentence{
+		{text: "Each layer has two sub-layers.", src: 0, pos: 1},
+		{text: "The first is a multi-head self-attention mechanism, and the second is a feed-forward network.", src: 0, pos: 2},
+		{text: "We employ a residual connection.", src: 0, pos: 3},
+		{text: "Attention maps a query to an output.", src: 1, pos: 0},
+		{text: "This is computed in parallel.", src: 1, pos: 1},
+	}
+	got := continueSentences([]sentence{all[0], all[3]}, all)
+	if want := "Each layer has two sub-layers. The first is a multi-head self-attention mechanism, and the second is a feed-forward network."; got[0].text != want {
+		t.Errorf("announcing sentence = %q, want it continued with its list", got[0].text)
+	}
+	if got[1].text != all[3].text {
+		t.Errorf("sentence followed by an ordinary one was changed: %q", got[1].text)
+	}
+}

@@ -63,7 +63,8 @@ func (p *Pipeline) extractive(ctx context.Context, query string, sources []Sourc
 	}
 	how := p.scoreSentences(ctx, query, cands)
 	blendSourceRank(cands, sources)
-	picked := pickSentences(cands)
+	all := append([]sentence(nil), cands...)
+	picked := continueSentences(pickSentences(cands), all)
 	p.log.Debug("extractive answer", "scorer", how, "candidates", len(cands), "picked", len(picked))
 	var b strings.Builder
 	for i, s := range picked {
@@ -366,4 +367,30 @@ func stripHeading(text string, section []string) string {
 		text = text[m[2]:]
 	}
 	return text
+}
+
+// continuation starts a sentence that only makes sense after the one before it:
+// "Each layer has two sub-layers. The first is …".
+var continuation = regexp.MustCompile(`^(The (first|former|latter)|First(ly)?,|These|Both|Each of (them|these))\b`)
+
+// continueSentences appends to each picked sentence the next sentence of its source when
+// that one continues it, so a sentence announcing a list is quoted with the list. The
+// continuation shares the picked sentence's citation.
+func continueSentences(picked, all []sentence) []sentence {
+	next := map[[2]int]string{}
+	for _, c := range all {
+		next[[2]int{c.src, c.pos}] = c.text
+	}
+	used := map[[2]int]bool{}
+	for _, p := range picked {
+		used[[2]int{p.src, p.pos}] = true
+	}
+	for i, p := range picked {
+		k := [2]int{p.src, p.pos + 1}
+		if t, ok := next[k]; ok && !used[k] && continuation.MatchString(t) {
+			picked[i].text = strings.TrimSpace(p.text) + " " + t
+			used[k] = true
+		}
+	}
+	return picked
 }

@@ -262,7 +262,11 @@ func (c *Config) LogAttrs() []any {
 		if f.IsZero() {
 			continue
 		}
-		out = append(out, slog.Any(t.Field(i).Tag.Get("env"), f.Interface()))
+		v := f.Interface()
+		if d, ok := v.(time.Duration); ok {
+			v = d.String() // JSON logs would print nanoseconds
+		}
+		out = append(out, slog.Any(t.Field(i).Tag.Get("env"), v))
 	}
 	return out
 }

@@ -110,7 +110,7 @@ func Defaults() Config {
 		MinScore:       0.2,
 		MaxGap:         0.35,
 		RRFK:           60,
-		DocWeight:      0.6,
+		DocWeight:      0.8,
 		BM25K1:         1.5,
 		BM25B:          0.75,
 		OllamaHost:     "http://127.0.0.1:11434",

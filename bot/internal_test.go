@@ -1,7 +1,6 @@
 package bot
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -68,24 +67,6 @@ func TestHumanWait(t *testing.T) {
 	} {
 		if got := humanWait(tt.d); got != tt.want {
 			t.Errorf("humanWait(%v): got %q, want %q", tt.d, got, tt.want)
-		}
-	}
-}
-
-// TestDependencies keeps bot platform-neutral: no platform SDK, no store, no adapter.
-func TestDependencies(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
-	if err != nil {
-		t.Skipf("go list: %v\n%s", err, out)
-	}
-	for _, dep := range strings.Fields(string(out)) {
-		for _, bad := range []string{"github.com/slack-go/", "github.com/bwmarrin/discordgo",
-			"github.com/footnote-dev/footnote/index", "github.com/footnote-dev/footnote/adapters",
-			"github.com/footnote-dev/footnote/cmd", "github.com/milvus-io/", "github.com/gen2brain/go-fitz",
-			"github.com/yalue/onnxruntime_go"} {
-			if strings.HasPrefix(dep, bad) {
-				t.Errorf("bot depends on %s", dep)
-			}
 		}
 	}
 }

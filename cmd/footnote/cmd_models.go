@@ -99,6 +99,29 @@ and licence.`,
 			return nil
 		},
 	}
-	cmd.AddCommand(pullCmd, verifyCmd, listCmd)
+	var imp pull.ImportOptions
+	importCmd := &cobra.Command{
+		Use:   "import --model MODEL.onnx --tokenizer tokenizer.json",
+		Short: "Install a cross-encoder you have as files (no registry carries one)",
+		Long: `Copies a BERT cross-encoder exported to ONNX and its WordPiece tokenizer.json into the models
+folder with a manifest and checksums. footnote then reranks with it instead of the similarity
+scorer it uses by default.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			imp.Dir, imp.Kind = a.cfg.ModelsPath(), pull.KindCrossEncoder
+			m, err := pull.Import(imp)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.out, "installed %s (%s) in %s\n", m.Name, m.Kind, pull.ModelDir(imp.Dir, m.Name))
+			return nil
+		},
+	}
+	importCmd.Flags().StringVar(&imp.Model, "model", "", "the cross-encoder's .onnx file")
+	importCmd.Flags().StringVar(&imp.Tokenizer, "tokenizer", "", "its tokenizer.json (BERT WordPiece)")
+	importCmd.Flags().StringVar(&imp.Name, "name", "cross_encoder", "folder name for it")
+	importCmd.MarkFlagRequired("model")
+	importCmd.MarkFlagRequired("tokenizer")
+	cmd.AddCommand(pullCmd, verifyCmd, listCmd, importCmd)
 	return cmd
 }

@@ -38,7 +38,7 @@ func newEmbedder(tb testing.TB, name string, cfg onnx.EmbedderConfig) *onnx.Embe
 	cfg.Dir = pull.ModelDir(models(tb), name)
 	// Default models must be there under CI; optional ones are tested when installed.
 	if _, err := os.Stat(cfg.Dir); err != nil && (!corpustest.CI() || !slices.Contains(pull.DefaultNames, name)) {
-		tb.Skipf("skipping: model %s not installed (go run ./deploy/models -all)", name)
+		tb.Skipf("skipping: model %s not installed (footnote models pull --only %s)", name, name)
 	}
 	e, err := onnx.NewEmbedder(cfg)
 	if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -249,11 +248,9 @@ func (a *app) pipeline(ctx context.Context) (*rag.Pipeline, error) {
 		MaxGap:      a.cfg.MaxGap,
 		DocWeight:   a.cfg.DocWeight,
 		Fusion:      rag.Fusion{Method: "rrf", K: a.cfg.RRFK},
+		Generator:   gen,
 		CountTokens: c.countTokens,
 		Logger:      a.log,
-	}
-	if gen != nil {
-		cfg.Generator = gen
 	}
 	p, err := rag.New(cfg)
 	if err != nil {
@@ -314,5 +311,3 @@ func (a *app) indexer(ctx context.Context, bar bool, rebuild bool) (*index.Index
 	}
 	return index.New(cfg)
 }
-
-var errNoModels = errors.New("no models installed")

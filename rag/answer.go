@@ -29,6 +29,14 @@ type Source struct {
 	Cited   bool    `json:"cited"`   // false: "also retrieved"
 }
 
+// Grounding is the outcome of checking an answer's citations against their sources.
+type Grounding struct {
+	Checked     int `json:"checked"`     // markers checked
+	Supported   int `json:"supported"`   // markers whose source supports the sentence
+	Unsupported int `json:"unsupported"` // markers removed for lack of support
+	Dropped     int `json:"dropped"`     // sentences dropped because no source supported them
+}
+
 // Timings is the processing time of each stage of one question.
 type Timings struct {
 	Condense time.Duration `json:"condense_ns"`
@@ -53,5 +61,11 @@ type Answer struct {
 	Note             string   `json:"note,omitempty"`    // e.g. "the language model timed out; extractive answer"
 	InvalidCitations int      `json:"invalid_citations"` // markers removed because they pointed at no source
 	Citations        int      `json:"citations"`         // valid markers kept
+	// Grounding counts the citation markers checked against their sources: Supported were
+	// kept, Unsupported were removed (and sentences left with no support dropped).
+	Grounding Grounding `json:"grounding"`
+	// Missing names what the question hinges on that the evidence does not cover, when the
+	// evidence-sufficiency gate refused ("GPT-4"); empty otherwise.
+	Missing []string `json:"missing,omitempty"`
 	Timings          Timings  `json:"timings"`
 }

@@ -150,6 +150,9 @@ type SearchRequest struct {
 	Limit  int           // candidates per retriever and of the fused list; zero means 20
 	Fusion Fusion
 	Filter Filter
+	// WithVectors asks the store to return each hit's stored dense vectors (Hit.Vectors),
+	// so a similarity reranker can score candidates without embedding them again.
+	WithVectors bool
 }
 
 // Hit is one search result. Score is the retriever's score for a single retriever and the
@@ -157,6 +160,9 @@ type SearchRequest struct {
 type Hit struct {
 	Chunk Chunk   `json:"chunk"`
 	Score float64 `json:"score"`
+	// Vectors holds the chunk's stored dense vectors by model name (ModelInfo.Name) when the
+	// request set WithVectors; a store may leave out models the chunk was not embedded with.
+	Vectors map[string][]float32 `json:"-"`
 }
 
 // Searcher is the retrieval side of a store (embedded or Milvus).

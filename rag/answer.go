@@ -67,5 +67,5 @@ type Answer struct {
 	// Missing names what the question hinges on that the evidence does not cover, when the
 	// evidence-sufficiency gate refused ("GPT-4"); empty otherwise.
 	Missing []string `json:"missing,omitempty"`
-	Timings          Timings  `json:"timings"`
+	Timings Timings  `json:"timings"`
 }

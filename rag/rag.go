@@ -56,6 +56,10 @@ type Chunk struct {
 	Section   []string `json:"section,omitempty"` // outermost first: ["3 Model Architecture", "3.1 Encoder and Decoder Stacks"]
 	CharStart int      `json:"char_start"`        // offsets into the document's extracted text
 	CharEnd   int      `json:"char_end"`
+	// PageBreaks are the byte offsets into Text at which pages PageStart+1, PageStart+2, …
+	// begin, so a quoted sentence can be cited with its own page; empty when the chunk lies
+	// on one page or the store predates the field.
+	PageBreaks []int `json:"page_breaks,omitempty"`
 
 	// Denormalised from the document so a search hit can be cited without a second lookup.
 	Source string `json:"source"`

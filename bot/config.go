@@ -62,6 +62,14 @@ type Config struct {
 	// Docs reports how many documents the default corpus holds; nil means Documents is 0.
 	Docs func(ctx context.Context) int
 
+	// Figure draws the cited region of a source for Show source n (a PDF page cropped to the
+	// chunk, its lines highlighted). Nil, or an error, shows the source as text only; the
+	// error is logged and the reply says the picture is missing.
+	Figure func(ctx context.Context, s Source) (Attachment, error)
+	// PageURL gives the address of a source's page picture for links under answers (it
+	// needs a public base URL); nil or "" means no link.
+	PageURL func(s Source) string
+
 	// StatePath is the SQLite file for conversations, answer records, feedback, delivery
 	// claims and the query log. Required. Several processes may share one file (WAL mode,
 	// busy timeout).

@@ -145,6 +145,7 @@ func (b *Bot) Ask(ctx context.Context, req Request, onDelta func(text string)) R
 		req.ID = newID("r-", 10)
 	}
 	r := b.ask(ctx, req, onDelta, start)
+	b.link(&r) // hook (native, #14): page links under sources
 	r.RequestID = req.ID
 	if r.Kind != KindDuplicate {
 		r.Elapsed = time.Since(start)
@@ -434,10 +435,10 @@ func toSource(s rag.Source, n int) Source {
 	if n == 0 {
 		n = s.N
 	}
-	return Source{
+	return locate(Source{
 		N: n, ChunkID: s.Chunk.ID, Title: title, Name: s.Chunk.Name, Section: s.Chunk.Section,
 		Pages: Pages(s.Chunk), Score: clamp01(s.Score), Excerpt: ex, Text: s.Chunk.Text, Cited: s.Cited,
-	}
+	}, s.Chunk) // hook (native, #14): page/line location for pictures and links
 }
 
 func clamp01(x float64) float64 {

@@ -246,7 +246,8 @@ type fakeSlack struct {
 	ts        int
 	limited   map[string]int  // method → 429 answers still to give
 	outside   map[string]bool // channels footnote is not a member of
-	envelopes chan string     // sent to the socket mode client
+	failing   map[string]string // method → Slack error it answers with (native_test.go)
+	envelopes chan string       // sent to the socket mode client
 	acks      chan ack        // envelope ids the client acknowledged
 	conns     atomic.Int32
 }
@@ -258,9 +259,9 @@ type ack struct {
 
 func newFakeSlack(t *testing.T) *fakeSlack {
 	t.Helper()
-	f := &fakeSlack{limited: map[string]int{}, outside: map[string]bool{}, envelopes: make(chan string, 16), acks: make(chan ack, 16)}
+	f := &fakeSlack{limited: map[string]int{}, outside: map[string]bool{}, failing: map[string]string{}, envelopes: make(chan string, 16), acks: make(chan ack, 16)}
 	f.srv = slacktest.NewTestServer(func(c slacktest.Customize) {
-		for _, m := range []string{"chat.postMessage", "chat.update", "chat.postEphemeral", "chat.delete", "views.open", "respond"} {
+		for _, m := range append([]string{"chat.postMessage", "chat.update", "chat.postEphemeral", "chat.delete", "views.open", "respond"}, nativeMethods...) {
 			c.Handle("/"+m, f.record(m))
 		}
 		c.Handle("/ws", slacktest.Websocket(f.socket))
@@ -296,6 +297,13 @@ func (f *fakeSlack) record(method string) http.HandlerFunc {
 			fmt.Fprint(w, `{"ok":false,"error":"not_in_channel"}`)
 			return
 		}
+		if e := f.failing[method]; e != "" {
+			f.calls = append(f.calls, apiCall{Method: method + " (" + e + ")", Form: c.Form, JSON: c.JSON, Seq: c.Seq})
+			f.mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"ok":false,"error":%q}`, e)
+			return
+		}
 		f.ts++
 		ts := fmt.Sprintf("1700000000.%06d", f.ts)
 		f.calls = append(f.calls, c)
@@ -312,7 +320,7 @@ func (f *fakeSlack) record(method string) http.HandlerFunc {
 		case "views.open":
 			fmt.Fprint(w, `{"ok":true,"view":{"id":"V1","type":"modal"}}`)
 		default:
-			fmt.Fprint(w, `{"ok":true}`)
+			fmt.Fprint(w, f.nativeResponse(method, c, ts, body))
 		}
 	}
 }

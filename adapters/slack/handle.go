@@ -407,6 +407,7 @@ func (a *Adapter) click(ctx context.Context, t target, c bot.Click) {
 				return
 			}
 		}
+		a.upload(ctx, t, r) // hook (native, #14): the cited page's picture
 	}
 }
 

@@ -244,11 +244,11 @@ type fakeSlack struct {
 	mu        sync.Mutex
 	calls     []apiCall
 	ts        int
-	limited   map[string]int  // method → 429 answers still to give
-	outside   map[string]bool // channels footnote is not a member of
+	limited   map[string]int    // method → 429 answers still to give
+	outside   map[string]bool   // channels footnote is not a member of
 	failing   map[string]string // method → Slack error it answers with (native_test.go)
 	envelopes chan string       // sent to the socket mode client
-	acks      chan ack        // envelope ids the client acknowledged
+	acks      chan ack          // envelope ids the client acknowledged
 	conns     atomic.Int32
 }
 

@@ -27,6 +27,9 @@ type question struct {
 
 // onEvent handles an Events API callback.
 func (a *Adapter) onEvent(ctx context.Context, ev slackevents.EventsAPIEvent) {
+	if a.onNativeEvent(ctx, ev) { // hook (native, #14): assistant threads, App Home
+		return
+	}
 	eventID := ""
 	if cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent); ok {
 		eventID = cb.EventID
@@ -153,6 +156,9 @@ func askedMessage(user, text string) message {
 // answer posts a placeholder in the thread, streams the answer into it and replaces it with
 // the rendered reply (further messages follow in the thread when the answer is long).
 func (a *Adapter) answer(ctx context.Context, channel, thread string, req bot.Request) {
+	if a.answerNative(ctx, channel, thread, req) { // hook (native, #14): assistant threads, streaming
+		return
+	}
 	pts, err := a.post(ctx, channel, thread, a.placeholder(ctx))
 	if err != nil {
 		a.logAPI(err, channel, "step", "post placeholder")
@@ -329,6 +335,9 @@ func interactionTarget(cb slack.InteractionCallback) target {
 
 // onInteraction handles button clicks and the feedback modal's submission.
 func (a *Adapter) onInteraction(ctx context.Context, cb slack.InteractionCallback) {
+	if a.onNativeInteraction(ctx, cb) { // hook (native, #14): message shortcut and its modal
+		return
+	}
 	switch cb.Type {
 	case slack.InteractionTypeBlockActions:
 		t := interactionTarget(cb)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/footnote-dev/footnote/bot"
 	"github.com/footnote-dev/footnote/index/pdf"
@@ -184,4 +185,177 @@ func messageText(t *testing.T, m message) string {
 		parts = append(parts, blockText(b))
 	}
 	return strings.Join(parts, "\n")
+}
+
+// TestMessageShortcutAnswersInThread: "Ask footnote about this" opens a one-field modal; its
+// submission answers in the message's thread, in selected-text mode over the message.
+func TestMessageShortcutAnswersInThread(t *testing.T) {
+	h := newHarness(t, nil)
+	msgText := "Transformers drop recurrence entirely & rely on self-attention <see 1706.03762>."
+	wantStatus(t, h.interaction(map[string]any{
+		"type": "message_action", "callback_id": askMessageCallbackID, "trigger_id": "trig-sc",
+		"user": map[string]any{"id": "U2", "team_id": "T1"}, "team": map[string]any{"id": "T1"},
+		"channel":    map[string]any{"id": "C1"},
+		"message_ts": "1700000000.000050",
+		"message":    map[string]any{"type": "message", "user": "U9", "ts": "1700000000.000050", "text": msgText},
+	}), http.StatusOK)
+	open := h.slack.waitCalls(t, "views.open", 1)
+	view, _ := open[0].JSON["view"].(map[string]any)
+	if view["callback_id"] != askModalCallbackID {
+		t.Fatalf("opened view %v", view)
+	}
+	meta, _ := view["private_metadata"].(string)
+	if len(meta) > maxMetadata || !strings.Contains(meta, "rely on self-attention") {
+		t.Fatalf("private_metadata %q", meta)
+	}
+	raw, _ := json.Marshal(view["blocks"])
+	if !strings.Contains(string(raw), `"action_id":"`+askActionID+`"`) {
+		t.Fatalf("modal has no question field: %s", raw)
+	}
+
+	wantStatus(t, h.interaction(map[string]any{
+		"type": "view_submission", "user": map[string]any{"id": "U2", "team_id": "T1"}, "team": map[string]any{"id": "T1"},
+		"view": map[string]any{"id": "V9", "hash": "h9", "type": "modal", "callback_id": askModalCallbackID, "private_metadata": meta,
+			"state": map[string]any{"values": map[string]any{askBlockID: map[string]any{askActionID: map[string]any{"type": "plain_text_input", "value": "What does it replace recurrence with?"}}}}},
+	}), http.StatusOK)
+	updates := h.slack.waitCalls(t, "chat.update", 1)
+	h.a.Wait(t.Context())
+	reqs := h.core.requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d questions asked", len(reqs))
+	}
+	r := reqs[0]
+	if r.Selected != msgText || r.Text != "What does it replace recurrence with?" || r.Thread != "1700000000.000050" || r.Channel != "C1" || r.User != "U2" {
+		t.Fatalf("request %+v, want the question about the message, in its thread", r)
+	}
+	posts := h.slack.callsOf("chat.postMessage")
+	if len(posts) < 2 || posts[0].Form.Get("thread_ts") != "1700000000.000050" || !strings.Contains(posts[0].text(t), "asked about this message") {
+		t.Fatalf("posts %+v: want the question then the answer in the message's thread", posts)
+	}
+	final := h.slack.callsOf("chat.update")
+	if !strings.Contains(final[len(final)-1].text(t), "two sub-layers") || len(updates) == 0 {
+		t.Fatalf("answer not delivered: %q", final[len(final)-1].text(t))
+	}
+	// A long message is cut to fit private_metadata, never over it.
+	if got := fitMeta(askMeta{Channel: "C1", TS: "1"}, strings.Repeat("\"<&>\" ", 2000)); len(got) > maxMetadata {
+		t.Fatalf("metadata %d bytes", len(got))
+	}
+}
+
+type fakeLibrary struct{ ov bot.Overview }
+
+func (f fakeLibrary) Overview(context.Context) (bot.Overview, error) { return f.ov, nil }
+
+var testLibrary = fakeLibrary{bot.Overview{Chunks: 420, Stats: bot.Stats{Questions: 9, Answered: 7, FeedbackUp: 3, FeedbackDown: 1},
+	Documents: []bot.DocSummary{
+		{ID: "d1", Name: "1706.03762", Title: "Attention Is All You Need", Pages: 15, IndexedAt: time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)},
+		{ID: "d2", Name: "1810.04805", Title: "BERT: Pre-training of Deep Bidirectional Transformers", Pages: 16, IndexedAt: time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC)},
+	}}}
+
+// TestAssistantThread: the side panel gets prompts from the paper titles; a question there
+// titles the thread, sets a status and streams: start, append…, stop, then the rendered
+// answer with native feedback buttons replaces the draft.
+func TestAssistantThread(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.Native.Library = testLibrary })
+	wantStatus(t, h.event(eventCallback("EvA", map[string]any{"type": "assistant_thread_started", "event_ts": "1.0",
+		"assistant_thread": map[string]any{"user_id": "U1", "channel_id": "D1", "thread_ts": "7.1", "context": map[string]any{}}}), nil), http.StatusOK)
+	sp := h.slack.waitCalls(t, "assistant.threads.setSuggestedPrompts", 1)[0]
+	if sp.Form.Get("channel_id") != "D1" || sp.Form.Get("thread_ts") != "7.1" {
+		t.Fatalf("prompts set on %v", sp.Form)
+	}
+	prompts := sp.Form.Get("prompts")
+	// Newest paper first.
+	if i, j := strings.Index(prompts, "BERT"), strings.Index(prompts, "Attention Is All You Need"); i < 0 || j < 0 || i > j {
+		t.Fatalf("prompts %s: want both titles, newest first", prompts)
+	}
+
+	h.core.ask = func(ctx context.Context, req bot.Request, onDelta func(string)) bot.Reply {
+		onDelta("Each layer has")
+		time.Sleep(20 * time.Millisecond)
+		onDelta("Each layer has two sub-layers [1].")
+		return sampleAnswer()
+	}
+	wantStatus(t, h.event(eventCallback("EvB", channelMessage("D1", "im", "7.2", "7.1", "What are the sub-layers of an encoder layer?")), nil), http.StatusOK)
+	h.slack.waitCalls(t, "chat.update", 1)
+	h.a.Wait(t.Context())
+
+	var order []string
+	for _, c := range h.slack.list() {
+		switch c.Method {
+		case "assistant.threads.setTitle", "assistant.threads.setStatus", "chat.startStream", "chat.appendStream", "chat.stopStream", "chat.update", "chat.postMessage":
+			if len(order) == 0 || order[len(order)-1] != c.Method || c.Method != "chat.appendStream" {
+				order = append(order, c.Method)
+			}
+		}
+	}
+	want := []string{"assistant.threads.setTitle", "assistant.threads.setStatus", "chat.startStream", "chat.appendStream", "chat.stopStream", "chat.update"}
+	if strings.Join(order, ",") != strings.Join(want, ",") {
+		t.Fatalf("calls %v, want %v", order, want)
+	}
+	if got := h.slack.callsOf("assistant.threads.setTitle")[0].Form.Get("title"); got != "What are the sub-layers of an encoder layer?" {
+		t.Errorf("title %q", got)
+	}
+	if got := h.slack.callsOf("assistant.threads.setStatus")[0].Form.Get("status"); got != "Searching 3 papers…" {
+		t.Errorf("status %q", got)
+	}
+	start := h.slack.callsOf("chat.startStream")[0].Form
+	if start.Get("thread_ts") != "7.1" || start.Get("recipient_user_id") != "U1" || start.Get("recipient_team_id") != "T1" {
+		t.Errorf("startStream %v", start)
+	}
+	var streamed string
+	for _, c := range h.slack.callsOf("chat.appendStream") {
+		streamed += c.Form.Get("markdown_text")
+	}
+	if streamed != "Each layer has two sub-layers [1]." {
+		t.Errorf("appended %q, want the generated text once", streamed)
+	}
+	upd := h.slack.callsOf("chat.update")
+	if !strings.Contains(upd[0].Form.Get("blocks"), `"feedback_buttons"`) || strings.Contains(upd[0].Form.Get("blocks"), "footnote_up") {
+		t.Errorf("final answer lacks native feedback buttons: %s", upd[0].Form.Get("blocks"))
+	}
+	// A second question in the thread keeps the title.
+	wantStatus(t, h.event(eventCallback("EvC", channelMessage("D1", "im", "7.3", "7.1", "And the decoder?")), nil), http.StatusOK)
+	h.slack.waitCalls(t, "chat.update", 2)
+	h.a.Wait(t.Context())
+	if n := len(h.slack.callsOf("assistant.threads.setTitle")); n != 1 {
+		t.Errorf("title set %d times", n)
+	}
+}
+
+// TestStreamingFallsBack: when chat.startStream fails, the answer comes the classic way
+// (placeholder, then chat.update).
+func TestStreamingFallsBack(t *testing.T) {
+	h := newHarness(t, nil)
+	h.slack.failing["chat.startStream"] = "not_allowed_token_type"
+	wantStatus(t, h.event(eventCallback("EvD", channelMessage("D1", "im", "8.2", "8.1", "What is attention?")), nil), http.StatusOK)
+	h.slack.waitCalls(t, "chat.update", 1)
+	h.a.Wait(t.Context())
+	var order []string
+	for _, c := range h.slack.list() {
+		if strings.HasPrefix(c.Method, "chat.") {
+			order = append(order, c.Method)
+		}
+	}
+	if len(order) < 3 || order[0] != "chat.startStream (not_allowed_token_type)" || order[1] != "chat.postMessage" || order[len(order)-1] != "chat.update" {
+		t.Fatalf("calls %v: want the failed start, a placeholder, then the update", order)
+	}
+	if len(h.slack.callsOf("chat.appendStream"))+len(h.slack.callsOf("chat.stopStream")) != 0 {
+		t.Error("streamed after chat.startStream failed")
+	}
+	if !strings.Contains(h.slack.callsOf("chat.update")[0].text(t)+h.slack.callsOf("chat.update")[len(h.slack.callsOf("chat.update"))-1].text(t), "two sub-layers") {
+		t.Error("answer not delivered")
+	}
+}
+
+// TestAppHome lists the documents and the feedback counts.
+func TestAppHome(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.Native.Library = testLibrary })
+	wantStatus(t, h.event(eventCallback("EvH", map[string]any{"type": "app_home_opened", "user": "U1", "channel": "D1", "tab": "home", "event_ts": "1.0"}), nil), http.StatusOK)
+	pub := h.slack.waitCalls(t, "views.publish", 1)[0]
+	raw, _ := json.Marshal(pub.JSON)
+	for _, want := range []string{"Attention Is All You Need", "15 pages", "indexed 2 Nov 2026", "*2 documents* · 31 pages · 420 passages", "👍 3", "👎 1", `"user_id":"U1"`, `"type":"home"`} {
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("home view lacks %q: %s", want, raw)
+		}
+	}
 }

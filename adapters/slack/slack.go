@@ -78,6 +78,9 @@ type Config struct {
 	AnswerTimeout time.Duration
 	// MaxConcurrent bounds events worked on at once. Zero means 8.
 	MaxConcurrent int
+	// Native configures the AI-app surface: shortcut, assistant threads, streaming, App
+	// Home (native.go).
+	Native NativeConfig
 	// MaxRetries is how often a rate-limited (429) Web API call is retried after Retry-After.
 	// Zero means 3; negative disables retries.
 	MaxRetries int

@@ -116,6 +116,9 @@ type Config struct {
 	// MaxConcurrent bounds questions worked on at once. Zero means 8. Clicks get 4x as many
 	// slots of their own; events beyond 16x wait for nothing and are dropped with an error log.
 	MaxConcurrent int
+	// Native configures the message command, /footnote docs|stats and page pictures
+	// (native.go).
+	Native NativeConfig
 	// MaxRetries is how often a rate-limited (429) REST call is retried after retry_after.
 	// Zero means 3; negative disables retries.
 	MaxRetries int

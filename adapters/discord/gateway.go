@@ -144,7 +144,7 @@ var askCommand = &discordgo.ApplicationCommand{
 // DMs work without the command.
 func (a *Adapter) register(ctx context.Context) {
 	err := a.call(ctx, "register commands", func(opts ...discordgo.RequestOption) error {
-		_, err := a.s.ApplicationCommandBulkOverwrite(a.cfg.AppID, a.cfg.GuildID, []*discordgo.ApplicationCommand{askCommand}, opts...)
+		_, err := a.s.ApplicationCommandBulkOverwrite(a.cfg.AppID, a.cfg.GuildID, commands(), opts...) // hook (native, #14): commands()
 		return err
 	})
 	if err != nil {

@@ -189,6 +189,9 @@ func (a *Adapter) plan(ctx context.Context, in *interaction) (*discordgo.Interac
 		return &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredChannelMessageWithSource,
 			Data: &discordgo.InteractionResponseData{Flags: ephemeral(private)}}
 	}
+	if resp, work, what, ok := a.planNative(ctx, in); ok { // hook (native, #14): message command, /footnote
+		return resp, work, what
+	}
 	switch in.Type {
 	case discordgo.InteractionApplicationCommand:
 		data := in.ApplicationCommandData()
@@ -495,6 +498,9 @@ func (a *Adapter) onClick(ctx context.Context, in *interaction, act bot.Action, 
 		a.followups(ctx, in, msgs, true)
 	default:
 		a.respondAll(ctx, in, msgs, !public)
+	}
+	if r.Kind == bot.KindSource {
+		a.attach(ctx, in, r, !public || r.Private) // hook (native, #14): the cited page's picture
 	}
 }
 

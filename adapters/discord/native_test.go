@@ -179,7 +179,9 @@ func TestFootnoteDocsAndStats(t *testing.T) {
 			"data": map[string]any{"id": "1600000000000000003", "name": "footnote", "type": 1,
 				"options": []any{map[string]any{"name": sub, "type": 1}}},
 		}))
-		waitFor(t, sub, func() bool { return len(h.dc.callsOf("PATCH", "/webhooks/"+appID+"/tok-"+sub+"/messages/@original")) == 1 })
+		waitFor(t, sub, func() bool {
+			return len(h.dc.callsOf("PATCH", "/webhooks/"+appID+"/tok-"+sub+"/messages/@original")) == 1
+		})
 		cb := h.dc.callsOf("POST", "/interactions/"+id+"/*/callback")
 		if len(cb) != 1 || num(cb[0].Body["data"].(map[string]any)["flags"]) != 1<<6 {
 			t.Fatalf("/footnote %s callback %+v, want deferred ephemeral", sub, cb)

@@ -43,6 +43,9 @@ type Route struct {
 	// footnote; follow-ups in a thread footnote is Following are exempt. Bot itself does not
 	// look at it.
 	RequireMention bool
+	// MentionFollowUps tells adapters that follow-ups in footnote's threads need a mention
+	// too (Slack); bot itself does not look at it.
+	MentionFollowUps bool
 }
 
 // DefaultRoute is the route used when Config.Route is nil: the default corpus, public

@@ -30,6 +30,7 @@ func (a *app) addDiscord(m *Main, mux *http.ServeMux, b *bot.Bot) error {
 			r := b.Route(discord.Platform, guild, channel)
 			return discord.Policy{Private: r.Private, RequireMention: r.RequireMention}
 		},
+		Native: discord.NativeConfig{Library: a.library(b)}, // hook (native, #14)
 		Logger: a.log,
 	})
 	if err != nil {

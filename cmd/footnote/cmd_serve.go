@@ -112,6 +112,9 @@ func (a *app) newMain(ctx context.Context) (*Main, error) {
 	mux := http.NewServeMux()
 	api.Register(mux)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	if err := a.registerPages(mux); err != nil { // hook (native, #14): GET /documents/{id}/pages/{n}.png
+		return nil, err
+	}
 
 	if a.cfg.SlackBotToken != "" {
 		sa, err := slack.New(slack.Config{
@@ -123,8 +126,9 @@ func (a *app) newMain(ctx context.Context) (*Main, error) {
 			Logger:        a.log,
 			Policy: func(team, ch string) slack.Policy {
 				r := b.Route(slack.Platform, team, ch)
-				return slack.Policy{Private: r.Private, RequireMention: r.RequireMention}
+				return slack.Policy{Private: r.Private, RequireMention: r.RequireMention, MentionFollowUps: r.MentionFollowUps}
 			},
+			Native: slack.NativeConfig{Library: a.library(b)}, // hook (native, #14)
 		})
 		if err != nil {
 			return nil, fmt.Errorf("slack: %w", err)
@@ -159,7 +163,7 @@ func (a *app) newBot(asker bot.Asker, reg prometheus.Registerer) (*bot.Bot, erro
 	if err := os.MkdirAll(a.cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("FOOTNOTE_DATA_DIR: %w", err)
 	}
-	b, err := bot.New(bot.Config{
+	cfg := bot.Config{
 		Asker:         asker,
 		StatePath:     filepath.Join(a.cfg.DataDir, "state.db"),
 		Docs:          a.documentCount,
@@ -169,7 +173,11 @@ func (a *app) newBot(asker bot.Asker, reg prometheus.Registerer) (*bot.Bot, erro
 		Timeout:       a.cfg.RequestTimeout,
 		Registerer:    reg,
 		Logger:        a.log,
-	})
+	}
+	if err := a.nativeBot(context.Background(), &cfg); err != nil { // hook (native, #14): routes, page pictures
+		return nil, err
+	}
+	b, err := bot.New(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -87,6 +87,11 @@ type Config struct {
 	MaxConcurrent  int           `yaml:"max_concurrent" env:"FOOTNOTE_MAX_CONCURRENT"`
 	QueueSize      int           `yaml:"queue_size" env:"FOOTNOTE_QUEUE_SIZE"`
 	UserRate       float64       `yaml:"user_rate_per_minute" env:"FOOTNOTE_USER_RATE"`
+
+	// Chat-native features (issue #14; routes.go, native.go).
+	PublicURL   string        `yaml:"public_url" env:"FOOTNOTE_PUBLIC_URL"`       // base URL for page-picture links under sources
+	PageCacheMB int           `yaml:"page_cache_mb" env:"FOOTNOTE_PAGE_CACHE_MB"` // disk cap of rendered page pictures; 0 means 256
+	Routes      []RouteConfig `yaml:"routes" env:"-"`                             // per workspace/guild/channel corpus, privacy, method, generator
 }
 
 // Defaults run fully offline: embedded store, local models when installed, extractive answers.
@@ -147,7 +152,7 @@ func (c *Config) LoadEnv(getenv func(string) string) error {
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
 		name := t.Field(i).Tag.Get("env")
-		if name == "" {
+		if name == "" || name == "-" {
 			continue
 		}
 		val := getenv(name)
@@ -266,7 +271,11 @@ func (c *Config) LogAttrs() []any {
 		if d, ok := v.(time.Duration); ok {
 			v = d.String() // JSON logs would print nanoseconds
 		}
-		out = append(out, slog.Any(t.Field(i).Tag.Get("env"), v))
+		key := t.Field(i).Tag.Get("env")
+		if key == "-" {
+			key = t.Field(i).Tag.Get("yaml")
+		}
+		out = append(out, slog.Any(key, v))
 	}
 	return out
 }

@@ -267,12 +267,20 @@ func (a *Adapter) searching(ctx context.Context) string {
 	return "Searching…"
 }
 
-// answerNative answers in an assistant thread: status and title first, then the answer
+// answerNative answers in channels whose route is private (ephemerally, nothing streamed)
+// and in assistant threads: status and title first, then the answer
 // streamed with chat.startStream/appendStream/stopStream and finally replaced by the
 // rendered reply (sources, buttons). false means nothing was posted and the caller should
 // answer the classic way (placeholder and chat.update): not an assistant thread, streaming
 // disabled, or chat.startStream failed.
 func (a *Adapter) answerNative(ctx context.Context, channel, thread string, req bot.Request) bool {
+	if !req.Private && a.policy(req.Tenant, channel).Private {
+		// A channel whose answers are private: no placeholder and no progressive text for
+		// everyone to read, only the finished answer for the asker.
+		req.Private = true
+		a.sendEphemeral(ctx, channel, req.User, thread, withShare(a.core.Ask(ctx, req, nil)))
+		return true
+	}
 	if !assistantThread(channel, thread) {
 		return false
 	}

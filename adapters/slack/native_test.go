@@ -359,3 +359,24 @@ func TestAppHome(t *testing.T) {
 		}
 	}
 }
+
+// TestPrivateChannelMentionNeverStreams: in a channel whose answers are private, a mention
+// gets an ephemeral answer and nothing of it is ever posted for the channel, not even
+// while it is generated.
+func TestPrivateChannelMentionNeverStreams(t *testing.T) {
+	h := newHarness(t, func(c *Config) {
+		c.Policy = func(team, channel string) Policy { return Policy{Private: channel == "CPRIV", RequireMention: true} }
+	})
+	wantStatus(t, h.event(eventCallback("EvP", mention("CPRIV", "9.1", "", "<@UBOT> secret question")), nil), http.StatusOK)
+	eph := h.slack.waitCalls(t, "chat.postEphemeral", 1)
+	h.a.Wait(t.Context())
+	if n := len(h.slack.callsOf("chat.postMessage")) + len(h.slack.callsOf("chat.update")); n != 0 {
+		t.Errorf("%d public posts or updates in a private channel", n)
+	}
+	if r := h.core.requests(); len(r) != 1 || !r[0].Private {
+		t.Errorf("requests %+v, want one private", r)
+	}
+	if !strings.Contains(eph[0].text(t), "two sub-layers") || eph[0].Form.Get("user") != "U1" {
+		t.Errorf("ephemeral %v", eph[0].Form)
+	}
+}

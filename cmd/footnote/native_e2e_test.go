@@ -180,19 +180,7 @@ func TestNativeAcceptance(t *testing.T) {
 
 	slackPost := func(path, contentType, body string) {
 		t.Helper()
-		ts := strconv.FormatInt(time.Now().Unix(), 10)
-		req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
-		req.Header.Set("Content-Type", contentType)
-		req.Header.Set("X-Slack-Request-Timestamp", ts)
-		req.Header.Set("X-Slack-Signature", slack.Signature(secret, ts, []byte(body)))
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			t.Fatalf("%s: status %d", path, resp.StatusCode)
-		}
+		postSignedAs(t, base+path, secret, contentType, body)
 	}
 	interaction := func(payload map[string]any) {
 		raw, _ := json.Marshal(payload)
@@ -333,5 +321,28 @@ func TestNativeAcceptance(t *testing.T) {
 	posts := dc.wait(t, "POST", "/channels/"+target+"/messages", 2)
 	if !strings.Contains(string(posts[1].Raw), "[1]") || !strings.Contains(string(posts[1].Raw), "feed-forward") {
 		t.Errorf("Discord answer is not cited from the message: %s", posts[1].Raw)
+	}
+}
+
+// postSigned posts an Events API body to footnote the way Slack signs it.
+func postSigned(t *testing.T, url, secret, body string) {
+	t.Helper()
+	postSignedAs(t, url, secret, "application/json", body)
+}
+
+func postSignedAs(t *testing.T, url, secret, contentType, body string) {
+	t.Helper()
+	ts := strconv.FormatInt(time.Now().Unix(), 10)
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", contentType)
+	req.Header.Set("X-Slack-Request-Timestamp", ts)
+	req.Header.Set("X-Slack-Signature", slack.Signature(secret, ts, []byte(body)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("%s: status %d", url, resp.StatusCode)
 	}
 }

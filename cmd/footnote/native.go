@@ -38,12 +38,15 @@ func (a *app) nativeBot(ctx context.Context, cfg *bot.Config) error {
 			if key == "" || cfg.Corpora[key] != nil {
 				continue
 			}
-			p, err := a.routePipeline(ctx, r)
+			p, st, err := a.routePipeline(ctx, r)
 			if err != nil {
 				return fmt.Errorf("config routes (line %d): corpus %q: %w", r.Line, r.Corpus, err)
 			}
-			cfg.Corpora[key] = p
+			cfg.Corpora[key] = bot.WithPapers(p, a.paperRefs(st))
 		}
+	}
+	if cfg.Asker != nil && a.comp != nil {
+		cfg.Asker = bot.WithPapers(cfg.Asker, a.paperRefs(a.comp.store))
 	}
 	pg := a.pageRenderer()
 	if pg == nil {
@@ -66,9 +69,9 @@ func (a *app) nativeBot(ctx context.Context, cfg *bot.Config) error {
 
 // routePipeline builds the pipeline for a route's corpus and generator, sharing the main
 // pipeline's models (and its store when the corpus is the default one).
-func (a *app) routePipeline(ctx context.Context, r RouteConfig) (*rag.Pipeline, error) {
+func (a *app) routePipeline(ctx context.Context, r RouteConfig) (*rag.Pipeline, index.Store, error) {
 	if _, err := a.pipeline(ctx); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	main := a.comp
 	sub := &app{out: a.out, errOut: a.errOut, getenv: a.getenv, cfg: a.cfg, log: a.log.With("corpus", r.Corpus)}
@@ -87,7 +90,7 @@ func (a *app) routePipeline(ctx context.Context, r RouteConfig) (*rag.Pipeline, 
 		}
 		st, err := sub.openStore(ctx, models, false)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		a.onClose(st.Close)
 		sub.comp.store = st
@@ -98,7 +101,23 @@ func (a *app) routePipeline(ctx context.Context, r RouteConfig) (*rag.Pipeline, 
 	}
 	p, err := sub.pipeline(ctx)
 	a.onClose(func() error { sub.close(); return nil })
-	return p, err
+	return p, sub.comp.store, err
+}
+
+// paperRefs finds the documents of st a message names, for "Ask about this message".
+func (a *app) paperRefs(st index.Store) bot.PaperRefs {
+	return bot.DocRefs(func(ctx context.Context) []bot.DocSummary {
+		docs, err := st.Documents(ctx)
+		if err != nil {
+			a.log.Warn("list documents for a message's paper references", "err", err)
+			return nil
+		}
+		out := make([]bot.DocSummary, len(docs))
+		for i, d := range docs {
+			out[i] = bot.DocSummary{ID: d.ID, Name: d.Name, Title: d.Title}
+		}
+		return out
+	})
 }
 
 // library summarises the default corpus and the query log for App Home and /footnote.

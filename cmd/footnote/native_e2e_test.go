@@ -188,7 +188,7 @@ func TestNativeAcceptance(t *testing.T) {
 	}
 
 	// 1. Slack message shortcut → modal → cited answer in the message's thread.
-	msg := "The Transformer's encoder uses multi-head self-attention followed by a position-wise feed-forward network in every layer."
+	msg := "The Transformer's encoder uses multi-head self-attention followed by a position-wise feed-forward network in every layer (https://arxiv.org/abs/1706.03762)."
 	interaction(map[string]any{"type": "message_action", "callback_id": "footnote_ask_message", "trigger_id": "trig-1",
 		"user": map[string]any{"id": "U1", "team_id": "T1"}, "team": map[string]any{"id": "T1"}, "channel": map[string]any{"id": "C1"},
 		"message": map[string]any{"type": "message", "user": "U9", "ts": "1763000000.000500", "text": msg}})
@@ -196,10 +196,26 @@ func TestNativeAcceptance(t *testing.T) {
 	interaction(map[string]any{"type": "view_submission", "user": map[string]any{"id": "U1", "team_id": "T1"}, "team": map[string]any{"id": "T1"},
 		"view": map[string]any{"id": "V1", "hash": "h1", "type": "modal", "callback_id": view["callback_id"], "private_metadata": view["private_metadata"],
 			"state": map[string]any{"values": map[string]any{"footnote_question": map[string]any{"question": map[string]any{"type": "plain_text_input", "value": "What follows the self-attention in each layer?"}}}}}})
-	upd := sl.wait(t, "POST", "/chat.update", 1)
-	answer := upd[len(upd)-1].Form
+	var answer url.Values
+	for deadline := time.Now().Add(60 * time.Second); answer == nil; time.Sleep(20 * time.Millisecond) {
+		for _, c := range sl.find("POST", "/chat.update") {
+			if strings.Contains(c.Form.Get("blocks"), "*Sources*") {
+				answer = c.Form
+			}
+		}
+		if time.Now().After(deadline) {
+			for _, c := range sl.calls {
+				t.Logf("%s %s %.400s", c.Method, c.Path, c.Form.Get("blocks"))
+			}
+			t.Fatal("no answer to the shortcut's question")
+		}
+	}
 	if !strings.Contains(answer.Get("blocks"), "[1]") || !strings.Contains(answer.Get("blocks"), "feed-forward") {
 		t.Errorf("shortcut answer is not cited from the message: %s", answer.Get("blocks"))
+	}
+	// The message links the paper: its passages are cited after the message.
+	if !strings.Contains(answer.Get("blocks"), "[2] *Attention Is All You Need*") {
+		t.Errorf("shortcut answer does not cite the linked paper: %s", answer.Get("blocks"))
 	}
 	for _, p := range sl.find("POST", "/chat.postMessage") {
 		if p.Form.Get("thread_ts") != "1763000000.000500" {
@@ -208,6 +224,7 @@ func TestNativeAcceptance(t *testing.T) {
 	}
 
 	// 2. A question about the encoder; Show source 1 uploads page 3 of 1706.03762.
+	answered := len(sl.find("POST", "/chat.update"))
 	event, _ := json.Marshal(map[string]any{"type": "event_callback", "team_id": "T1", "event_id": "Ev1", "event_time": time.Now().Unix(),
 		"event": map[string]any{"type": "app_mention", "user": "U1", "channel": "C1", "ts": "1763000001.000100", "event_ts": "1763000001.000100",
 			"text": "<@UBOT> What is the encoder composed of? How many identical layers and sub-layers?"}})
@@ -215,7 +232,7 @@ func TestNativeAcceptance(t *testing.T) {
 	var blocks string
 	deadline := time.Now().Add(60 * time.Second)
 	for blocks == "" {
-		for _, c := range sl.find("POST", "/chat.update") {
+		for _, c := range sl.find("POST", "/chat.update")[answered:] {
 			if b := c.Form.Get("blocks"); strings.Contains(b, "footnote_src_1") && strings.Contains(b, "Attention Is All You Need") {
 				blocks = b
 			}

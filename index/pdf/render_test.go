@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gen2brain/go-fitz"
+
 	"github.com/footnote-dev/footnote/index/pdf/pdftest"
 	"github.com/footnote-dev/footnote/internal/corpustest"
 )
@@ -172,14 +174,17 @@ func TestRenderCorpusPage(t *testing.T) {
 	t.Logf("page 3: %dx%d px, %d bytes, %d lines", r.Width, r.Height, len(r.PNG), r.Lines)
 }
 
-// BenchmarkRenderCorpus draws every page of every corpus paper (full page, default options)
-// and reports bytes per image; ns/op is per page.
+// BenchmarkRenderCorpus measures, over the first four pages of every corpus paper: the
+// page's text with positions (what indexing reads, the baseline), the whole page drawn at
+// the default 144 DPI, and the Show source picture (a passage from the middle of the page
+// located, highlighted and cropped). ns/op is per page; png-bytes/page is the mean size.
 func BenchmarkRenderCorpus(b *testing.B) {
 	papers := corpustest.Papers(b)
 	files, _ := filepath.Glob(filepath.Join(papers, "*.pdf"))
 	type pg struct {
-		data []byte
-		n    int
+		data  []byte
+		n     int
+		quote string
 	}
 	var pages []pg
 	for _, f := range files {
@@ -187,25 +192,59 @@ func BenchmarkRenderCorpus(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		d, err := Parse(context.Background(), data, Options{InProcess: true})
+		doc, err := fitz.NewFromMemory(data)
 		if err != nil {
 			continue
 		}
-		for i := 1; i <= d.Pages && i <= 4; i++ {
-			pages = append(pages, pg{data, i})
+		for i := 0; i < doc.NumPage() && i < 4; i++ {
+			text, _ := doc.Text(i)
+			w := strings.Fields(text)
+			mid := len(w) / 2
+			quote := strings.Join(w[max(0, mid-40):min(len(w), mid+40)], " ")
+			pages = append(pages, pg{data, i + 1, quote})
 		}
+		doc.Close()
 	}
-	var bytesTotal, maxBytes int
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		p := pages[i%len(pages)]
-		r, err := RenderPage(context.Background(), p.data, p.n, "", RenderOptions{})
-		if err != nil {
-			b.Fatal(err)
+	if len(pages) == 0 {
+		b.Fatal("no pages")
+	}
+	b.Run("text", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			p := pages[i%len(pages)]
+			doc, err := fitz.NewFromMemory(p.data)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := doc.HTML(p.n-1, false); err != nil {
+				b.Fatal(err)
+			}
+			doc.Close()
 		}
-		bytesTotal += len(r.PNG)
-		maxBytes = max(maxBytes, len(r.PNG))
+	})
+	for _, mode := range []string{"page", "source"} {
+		b.Run(mode, func(b *testing.B) {
+			var total, most, found int
+			for i := 0; i < b.N; i++ {
+				p := pages[i%len(pages)]
+				quote := ""
+				if mode == "source" {
+					quote = p.quote
+				}
+				r, err := RenderPage(context.Background(), p.data, p.n, quote, RenderOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				total += len(r.PNG)
+				most = max(most, len(r.PNG))
+				if r.Lines > 0 {
+					found++
+				}
+			}
+			b.ReportMetric(float64(total)/float64(b.N), "png-bytes/page")
+			b.ReportMetric(float64(most), "max-png-bytes")
+			if mode == "source" {
+				b.ReportMetric(float64(found)/float64(b.N), "located")
+			}
+		})
 	}
-	b.ReportMetric(float64(bytesTotal)/float64(b.N), "png-bytes/page")
-	b.ReportMetric(float64(maxBytes), "max-png-bytes")
 }

@@ -380,3 +380,23 @@ func TestPrivateChannelMentionNeverStreams(t *testing.T) {
 		t.Errorf("ephemeral %v", eph[0].Form)
 	}
 }
+
+// TestNativeFeedbackButtons: a click on the native feedback buttons is a vote like the
+// classic 👍 button (and 👎 still opens the comment modal).
+func TestNativeFeedbackButtons(t *testing.T) {
+	h := newHarness(t, nil)
+	up := bot.Action{Kind: bot.ActFeedbackUp, AnswerID: "ans_01"}.Encode()
+	payload := blockAction("trig-fb", "D1", "7.5", "7.1", false, feedbackActionID, up)
+	payload["actions"] = []map[string]any{{"type": "feedback_buttons", "action_id": feedbackActionID, "block_id": "footnote_feedback", "value": up, "action_ts": "1.0"}}
+	wantStatus(t, h.interaction(payload), http.StatusOK)
+	h.slack.waitCalls(t, "chat.postEphemeral", 1)
+	h.a.Wait(t.Context())
+	if c := h.core.clickList(); len(c) != 1 || c[0].Action.Kind != bot.ActFeedbackUp || c[0].Action.AnswerID != "ans_01" {
+		t.Fatalf("clicks %+v, want one 👍 on ans_01", c)
+	}
+	down := bot.Action{Kind: bot.ActFeedbackDown, AnswerID: "ans_01"}.Encode()
+	payload = blockAction("trig-fb2", "D1", "7.5", "7.1", false, feedbackActionID, down)
+	payload["actions"] = []map[string]any{{"type": "feedback_buttons", "action_id": feedbackActionID, "block_id": "footnote_feedback", "value": down, "action_ts": "1.0"}}
+	wantStatus(t, h.interaction(payload), http.StatusOK)
+	h.slack.waitCalls(t, "views.open", 1)
+}

@@ -299,6 +299,45 @@ func TestNativeAcceptance(t *testing.T) {
 	}
 	t.Logf("Show source 1: page 3, %v, %d bytes, %d highlight pixels", img.Bounds(), len(data), hl)
 
+	// The link under a source serves the page picture over HTTP.
+	i = strings.Index(blocks, "https://footnote.example/documents/")
+	link := blocks[i+len("https://footnote.example"):]
+	link = link[:strings.Index(link, "|")]
+	resp, err := http.Get(base + link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "image/png" {
+		t.Errorf("GET %s: %d %s %.200s", link, resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	} else if _, err := png.Decode(bytes.NewReader(body)); err != nil {
+		t.Errorf("GET %s: not a PNG: %v", link, err)
+	}
+
+	// The file changes after indexing: Show source 2 falls back to the text, with a note.
+	if err := os.Remove(filepath.Join(docs, "1706.03762.pdf")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(filepath.Dir(paper), "1810.04805.pdf"), filepath.Join(docs, "1706.03762.pdf")); err != nil {
+		t.Fatal(err)
+	}
+	src2 := strings.TrimSuffix(src1, ":1") + ":2"
+	posted := len(sl.find("POST", "/chat.postMessage"))
+	interaction(map[string]any{"type": "block_actions", "trigger_id": "trig-3", "user": map[string]any{"id": "U1", "team_id": "T1"},
+		"team": map[string]any{"id": "T1"}, "channel": map[string]any{"id": "C1"},
+		"container": map[string]any{"type": "message", "message_ts": "1763000001.000200", "thread_ts": "1763000001.000100", "channel_id": "C1"},
+		"message":   map[string]any{"type": "message", "ts": "1763000001.000200", "thread_ts": "1763000001.000100"},
+		"actions":   []map[string]any{{"type": "button", "action_id": "footnote_src_2", "block_id": "footnote_actions", "value": src2, "action_ts": "1.0"}}})
+	fallback := sl.wait(t, "POST", "/chat.postMessage", posted+1)[posted].Form.Get("blocks")
+	if !strings.Contains(fallback, "couldn't draw the cited page") || !strings.Contains(fallback, "[2]") {
+		t.Errorf("Show source 2 with a changed file: %s", fallback)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := len(sl.find("POST", "/files.getUploadURLExternal")); n != 1 {
+		t.Errorf("%d uploads; the failed page must not be uploaded", n)
+	}
+
 	// 3. Discord message command → modal → cited answer in the message's thread.
 	discordPost := func(v any) map[string]any {
 		t.Helper()

@@ -136,7 +136,7 @@ func renderPage(data []byte, pageNo int, quote string, opt RenderOptions) (r Ren
 	var hl []rectF
 	var crop rectF
 	if strings.TrimSpace(quote) != "" {
-		h, err := f.HTML(idx, false)
+		h, err := pageHTML(f, data, idx)
 		if err != nil {
 			return Rendered{}, fmt.Errorf("page %d text positions: %w", pageNo, err)
 		}
@@ -198,6 +198,18 @@ func renderPage(data []byte, pageNo int, quote string, opt RenderOptions) (r Ren
 		// PNG size grows about with the pixel count: aim under the limit in one step.
 		dpi = max(opt.MinDPI, dpi*math.Sqrt(float64(opt.MaxBytes)/float64(buf.Len()))*0.9)
 	}
+}
+
+// pageHTML is the page's positioned text lines, without the images go-fitz's HTML would
+// encode (the indexer's fast path), falling back to go-fitz.
+func pageHTML(f *fitz.Document, data []byte, idx int) (string, error) {
+	if fast, ok := openFast(data); ok && !slowHTML {
+		defer fast.close()
+		if h, err := fast.html(idx); err == nil {
+			return h, nil
+		}
+	}
+	return f.HTML(idx, false)
 }
 
 // highlight multiplies the pixels inside any of rs with HighlightColor, once each even where

@@ -215,7 +215,7 @@ func BenchmarkRenderCorpus(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := doc.HTML(p.n-1, false); err != nil {
+			if _, err := pageHTML(doc, p.data, p.n-1); err != nil {
 				b.Fatal(err)
 			}
 			doc.Close()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -125,6 +126,32 @@ func TestRoutesPerChannelCorpora(t *testing.T) {
 	for _, c := range sl.find("POST", "/chat.update") {
 		if c.Form.Get("channel") == "CLAB" && strings.Contains(c.Form.Get("blocks"), "convolutional") {
 			t.Error("the private channel's answer was posted for everyone")
+		}
+	}
+}
+
+// TestRouteFunc: the most specific entry wins, unset require_mention keeps mentions
+// required, and mention_follow_ups reaches the route the Slack adapter reads.
+func TestRouteFunc(t *testing.T) {
+	f := false
+	route := routeFunc([]RouteConfig{
+		{Platform: "slack", Tenant: "T1", Method: "bm25", MentionFollowUps: true},
+		{Platform: "slack", Tenant: "T1", Channel: "C9", Corpus: "lab", Private: true, RequireMention: &f},
+		{Platform: "discord", Generator: "ollama"},
+		{Platform: "slack", Channel: "C5", Corpus: "default"},
+	}, "default")
+	for _, tc := range []struct {
+		platform, tenant, channel string
+		want                      string
+	}{
+		{"slack", "T1", "C1", "{Corpus: Private:false Method:bm25 RequireMention:true MentionFollowUps:true}"},
+		{"slack", "T1", "C9", "{Corpus:lab+ Private:true Method: RequireMention:false MentionFollowUps:false}"},
+		{"slack", "T2", "C1", "{Corpus: Private:false Method: RequireMention:true MentionFollowUps:false}"},
+		{"discord", "G1", "C1", "{Corpus:+ollama Private:false Method: RequireMention:true MentionFollowUps:false}"},
+		{"slack", "T2", "C5", "{Corpus: Private:false Method: RequireMention:true MentionFollowUps:false}"},
+	} {
+		if got := fmt.Sprintf("%+v", route(tc.platform, tc.tenant, tc.channel)); got != tc.want {
+			t.Errorf("%s/%s/%s: %s, want %s", tc.platform, tc.tenant, tc.channel, got, tc.want)
 		}
 	}
 }

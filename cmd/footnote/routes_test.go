@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -152,6 +153,33 @@ func TestRouteFunc(t *testing.T) {
 	} {
 		if got := fmt.Sprintf("%+v", route(tc.platform, tc.tenant, tc.channel)); got != tc.want {
 			t.Errorf("%s/%s/%s: %s, want %s", tc.platform, tc.tenant, tc.channel, got, tc.want)
+		}
+	}
+}
+
+// TestReadmeRoutesExamples keeps the routes: examples of the READMEs valid.
+func TestReadmeRoutesExamples(t *testing.T) {
+	for _, f := range []string{"../../README.md", "../../adapters/slack/README.md"} {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		examples := regexp.MustCompile("(?s)```yaml\n(routes:.*?)```").FindAllStringSubmatch(string(raw), -1)
+		if len(examples) == 0 {
+			t.Fatalf("%s has no routes: example", f)
+		}
+		for _, ex := range examples {
+			p := filepath.Join(t.TempDir(), "config.yaml")
+			if err := os.WriteFile(p, []byte(ex[1]), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			c := Defaults()
+			if err := c.LoadFile(p, true); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if err := validateRoutes(c.Routes); err != nil || len(c.Routes) == 0 {
+				t.Errorf("%s: %d routes, %v", f, len(c.Routes), err)
+			}
 		}
 	}
 }

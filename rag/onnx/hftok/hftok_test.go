@@ -210,7 +210,7 @@ func TestFixReplaceRegex(t *testing.T) {
 func TestLoadErrors(t *testing.T) {
 	dir := t.TempDir()
 	for name, content := range map[string]string{
-		"notjson.json": "{",
+		"notjson.json":   "{",
 		"nomodel.json":   `{"normalizer": null}`,
 		"wordlevel.json": `{"model": {"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "a"}}`,
 		"nmt.json":       `{"normalizer": {"type": "Nmt"}, "model": {"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0.0]]}}`,

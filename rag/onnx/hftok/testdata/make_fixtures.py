@@ -17,7 +17,6 @@ Run once (not at test time):
 
     python3 -m venv ~/.cache/footnote/tokvenv
     ~/.cache/footnote/tokvenv/bin/pip install tokenizers==0.23.3 sentencepiece==0.2.3 protobuf==7.36.2
-    pdftotext -enc UTF-8 /work/shared/corpus/papers/*.pdf ... (done by this script)
     ~/.cache/footnote/tokvenv/bin/python rag/onnx/hftok/testdata/make_fixtures.py \
         /work/shared/corpus/papers ~/.local/share/footnote/models/bge_small_en_v1_5/tokenizer.json
 

@@ -18,8 +18,8 @@ import (
 	"github.com/footnote-dev/footnote/internal/corpustest"
 	"github.com/footnote-dev/footnote/rag"
 	"github.com/footnote-dev/footnote/rag/onnx"
+	"github.com/footnote-dev/footnote/rag/onnx/hftok"
 	"github.com/footnote-dev/footnote/rag/onnx/pull"
-	"github.com/footnote-dev/footnote/rag/onnx/wordpiece"
 )
 
 // models returns the installed models folder with the runtime initialised, or skips
@@ -375,7 +375,7 @@ func TestCrossEncoderPlumbing(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	tok, err := wordpiece.Load(tokPath)
+	tok, err := hftok.Load(tokPath)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -404,6 +404,12 @@ func (t *Tokenizer) padID(cfg map[string]any) int32 {
 // Model is the tokenizer.json model type: "WordPiece", "Unigram" or "BPE".
 func (t *Tokenizer) Model() string { return t.model }
 
+// ID returns the id of a vocabulary entry or added token.
+func (t *Tokenizer) ID(token string) (int32, bool) {
+	id, ok := t.tk.TokenToId(token)
+	return int32(id), ok
+}
+
 // Pad is the padding token's id.
 func (t *Tokenizer) Pad() int32 { return t.pad }
 

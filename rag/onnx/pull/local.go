@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+
+	"github.com/footnote-dev/footnote/rag/onnx/hftok"
 )
 
 // CrossEncoder is the folder name NewReranker callers look for by default: no registry
@@ -23,7 +25,7 @@ type ImportOptions struct {
 	Name      string // field-safe folder name, e.g. "cross_encoder" or "e5_small_v2"; required
 	Kind      string // KindEmbedder or KindCrossEncoder; required
 	Model     string // path of the .onnx file; required
-	Tokenizer string // path of a BERT WordPiece tokenizer.json; required
+	Tokenizer string // path of its Hugging Face tokenizer.json (WordPiece, Unigram or BPE); required
 	// Settings for the manifest (Dim and Pooling are required for embedders).
 	Dim          int
 	Pooling      string
@@ -60,6 +62,10 @@ func Import(opts ImportOptions) (*Manifest, error) {
 	}
 	if opts.MaxLength == 0 {
 		opts.MaxLength = 512
+	}
+	// A tokenizer footnote cannot read would only fail later, when the server loads it.
+	if _, err := hftok.Load(opts.Tokenizer); err != nil {
+		return nil, err
 	}
 	if opts.Source.Registry == "" {
 		opts.Source.Registry = "local"

@@ -14,9 +14,9 @@ import (
 	"github.com/footnote-dev/footnote/rag/onnx/hftok"
 )
 
-// CrossEncoder is the folder name NewReranker callers look for by default: no registry
-// reachable from footnote's CI carries cross-encoder weights, so an operator who has one
-// (e.g. cross-encoder/ms-marco-MiniLM-L-6-v2 exported to ONNX) installs it with Import.
+// CrossEncoder is the default folder name of a cross-encoder installed with Import (any
+// cross-encoder exported to ONNX with its tokenizer.json). It sorts before MSMarcoMiniLM,
+// so an operator's own model is preferred to the one Run fetches from the hub.
 const CrossEncoder = "cross_encoder"
 
 // ImportOptions describes local model files to install with Import.
@@ -102,17 +102,7 @@ func Import(opts ImportOptions) (*Manifest, error) {
 	if err := os.WriteFile(filepath.Join(stage, ManifestFile), append(b, '\n'), 0o644); err != nil {
 		return nil, err
 	}
-	dest := filepath.Join(opts.Dir, opts.Name)
-	old := filepath.Join(tmp, "old")
-	if _, err := os.Stat(dest); err == nil {
-		if err := os.Rename(dest, old); err != nil {
-			return nil, err
-		}
-	}
-	if err := os.Rename(stage, dest); err != nil {
-		if _, serr := os.Stat(old); serr == nil {
-			_ = os.Rename(old, dest)
-		}
+	if err := swapIn(opts.Dir, opts.Name, stage, tmp); err != nil {
 		return nil, err
 	}
 	return &m, nil

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/footnote-dev/footnote/internal/corpustest"
+	"github.com/footnote-dev/footnote/rag/onnx"
+	"github.com/footnote-dev/footnote/rag/onnx/pull"
+)
+
+// TestModelsImportXLMR imports an XLM-RoBERTa style cross-encoder (a hand-made ONNX graph
+// and a SentencePiece Unigram tokenizer.json, see rag/onnx/testdata/make_xlmr_cross.py)
+// through the CLI, checks that the wiring picks it as the reranker, and that it reranks.
+func TestModelsImportXLMR(t *testing.T) {
+	real := corpustest.Models(t)
+	dir := t.TempDir()
+	// The runtime comes from the installed models; the cross-encoder is the imported one.
+	if err := os.Symlink(filepath.Join(real, pull.Runtime), filepath.Join(dir, pull.Runtime)); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"FOOTNOTE_MODELS_DIR": dir}
+	model := filepath.Join("..", "..", "rag", "onnx", "testdata", "tiny_xlmr_cross.onnx")
+	tok := filepath.Join("..", "..", "rag", "onnx", "hftok", "testdata", "unigram.json")
+
+	// A tokenizer footnote cannot read is refused before anything is installed.
+	bad := filepath.Join(t.TempDir(), "tokenizer.json")
+	os.WriteFile(bad, []byte(`{"model": {"type": "WordLevel"}}`), 0o644)
+	code, _, errOut := run(t, env, "models", "import", "--model", model, "--tokenizer", bad)
+	if code == 0 || !strings.Contains(errOut, "WordLevel") {
+		t.Errorf("import of an unreadable tokenizer: exit %d, stderr %q", code, errOut)
+	}
+	if name := crossEncoderName(dir); name != "" {
+		t.Fatalf("a refused import installed %s", name)
+	}
+
+	code, out, errOut := run(t, env, "models", "import", "--model", model, "--tokenizer", tok, "--max-length", "64")
+	if code != 0 || !strings.Contains(out, "installed cross_encoder (cross-encoder)") {
+		t.Fatalf("import: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	name := crossEncoderName(dir)
+	if name != pull.CrossEncoder {
+		t.Fatalf("crossEncoderName = %q, want %q", name, pull.CrossEncoder)
+	}
+	if err := onnx.InitModels(dir); err != nil {
+		t.Fatal(err)
+	}
+	r, err := onnx.NewReranker(onnx.RerankerConfig{Dir: pull.ModelDir(dir, name), VerifyChecksums: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	scores, err := r.Score(t.Context(), "what is attention?", []string{"convolutions are local", "multi-head attention and self attention"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(scores[1] > scores[0]) {
+		t.Errorf("scores %v: the passage about attention should rank first", scores)
+	}
+}

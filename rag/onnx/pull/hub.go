@@ -179,11 +179,15 @@ func get(ctx context.Context, client *http.Client, u string) (*http.Response, er
 		var dns *net.DNSError
 		var op *net.OpError
 		if ctx.Err() == nil && (errors.As(err, &dns) || errors.As(err, &op) || (errors.As(err, &ne) && ne.Timeout())) {
-			host := u
+			host, cause := u, err
 			if pu, perr := url.Parse(u); perr == nil {
 				host = pu.Host
 			}
-			return nil, fmt.Errorf("%w (%s): %v", ErrHubUnreachable, host, err)
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				cause = ue.Err // the URL is long and says nothing the host does not
+			}
+			return nil, fmt.Errorf("%w: %s: %v", ErrHubUnreachable, host, cause)
 		}
 		return nil, err
 	}

@@ -117,7 +117,7 @@ func Run(ctx context.Context, opts Options) ([]Result, error) {
 		if c.Hub != nil {
 			n, err = installHub(ctx, opts, log, name, c)
 			if errors.Is(err, ErrHubUnreachable) {
-				log.Warn("model not installed: hub unreachable", "model", name, "err", err)
+				log.Debug("model not installed", "model", name, "err", err)
 				results = append(results, Result{Name: name, Unavailable: err.Error(), Took: time.Since(start)})
 				continue
 			}

@@ -266,6 +266,26 @@ func normalize(v []float32) {
 	}
 }
 
+// Batches returns the token id runs EmbedDocuments would execute for texts, in order, before
+// padding: for comparing footnote with another runtime on exactly the same inputs.
+func (e *Embedder) Batches(texts []string) [][][]int32 {
+	seqs := make([][]int32, len(texts))
+	lens := make([]int, len(texts))
+	for i, t := range texts {
+		seqs[i] = e.tok.Encode(t, e.maxLen)
+		lens[i] = len(seqs[i])
+	}
+	var out [][][]int32
+	for _, idx := range plan(lens, e.batch, e.tokens, nil) {
+		run := make([][]int32, len(idx))
+		for i, j := range idx {
+			run[i] = seqs[j]
+		}
+		out = append(out, run)
+	}
+	return out
+}
+
 // CacheStats reports vector cache hits and look-ups since the embedder was created.
 func (e *Embedder) CacheStats() (hits, lookups int64) { return e.cache.stats() }
 

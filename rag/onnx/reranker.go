@@ -146,6 +146,30 @@ func (r *Reranker) Score(ctx context.Context, query string, passages []string) (
 	return scores, nil
 }
 
+// Batches returns the (ids, token types) runs Score would execute, before padding: for
+// comparing footnote with another runtime on exactly the same inputs.
+func (r *Reranker) Batches(query string, passages []string) (ids, types [][][]int32) {
+	q := r.tok.Tokenize(query)
+	seqs := make([][]int32, len(passages))
+	tys := make([][]int32, len(passages))
+	lens := make([]int, len(passages))
+	for i, p := range passages {
+		seqs[i], tys[i] = r.tok.PairIDs(q, r.tok.Tokenize(p), r.maxLen)
+		lens[i] = len(seqs[i])
+	}
+	for _, idx := range plan(lens, r.batch, r.tokens, nil) {
+		var bi, bt [][]int32
+		for _, j := range idx {
+			bi, bt = append(bi, seqs[j]), append(bt, tys[j])
+		}
+		ids, types = append(ids, bi), append(types, bt)
+	}
+	return ids, types
+}
+
+// Pad is the padding token id of the model's tokenizer.
+func (r *Reranker) Pad() int32 { return r.tok.Pad() }
+
 func probabilities(logits []float32, shape []int64, rows int) ([]float64, error) {
 	classes := 1
 	switch {

@@ -1,6 +1,8 @@
 package hftok_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -61,8 +63,19 @@ func reference(t *testing.T) map[string]family {
 // (the reference ids were computed from that file).
 func wordpiecePath(t *testing.T) string {
 	t.Helper()
-	return filepath.Join(corpustest.Models(t), "bge_small_en_v1_5", "tokenizer.json")
+	path := filepath.Join(corpustest.Models(t), "bge_small_en_v1_5", "tokenizer.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != bgeTokenizerSHA256 {
+		t.Fatalf("%s is not the file the reference ids were computed from", path)
+	}
+	return path
 }
+
+// bgeTokenizerSHA256 is bge-small-en-v1.5's tokenizer.json as pinned in rag/onnx/pull.
+const bgeTokenizerSHA256 = "d241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66"
 
 func load(t *testing.T, path string) *hftok.Tokenizer {
 	t.Helper()

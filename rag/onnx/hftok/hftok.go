@@ -5,8 +5,8 @@
 // It is the one place that knows sugarme's defects; each fix below is pinned by a test:
 //
 //  1. BertNormalizer with "strip_accents": null is read as false, and sugarme strips accents
-//     without decomposing first, so "café" became [UNK]. Loader rebuilds the normalizer:
-//     null follows "lowercase" (as in `tokenizers`) and stripping runs after an NFD step.
+//     without decomposing first, so "café" became [UNK]. The BertNormalizer is footnote's
+//     own (bert.go): null follows "lowercase" (as in `tokenizers`), stripping runs after NFD.
 //  2. LongestFirst truncation of pairs is wrong (it can skip truncation) and
 //  3. OnlyFirst/OnlySecond truncation calls log.Fatal, which would kill the server. sugarme
 //     is therefore never asked to truncate, pad or post-process: segments are encoded
@@ -16,7 +16,7 @@
 //  5. A Replace normalizer with a regex pattern (XLM-R's " {2,}" → " ") is read as an empty
 //     string pattern; it is rebuilt as a regex.
 //  6. BertNormalizer's clean_text maps only ASCII whitespace to a space, so "a\u00a0b" or an
-//     em space became [UNK]; all Unicode whitespace is mapped first, as in `tokenizers`.
+//     em space became [UNK]; bert.go maps all Unicode whitespace, as `tokenizers` does.
 //  7. The Precompiled (SentencePiece charsmap) normalizer of XLM-R panics on some texts
 //     (an index error in its offset bookkeeping); it is reimplemented here on sugarme's
 //     charsmap trie, following tokenizers' precompiled.rs. Offsets are not kept: footnote
@@ -36,7 +36,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"unicode"
 
 	"github.com/rivo/uniseg"
 	"github.com/sugarme/tokenizer"
@@ -175,19 +174,10 @@ func buildNormalizer(cfg map[string]any) (normalizer.Normalizer, error) {
 		if s, ok := cfg["strip_accents"].(bool); ok {
 			strip = s
 		}
-		clean, _ := cfg["clean_text"].(bool)
-		chinese, _ := cfg["handle_chinese_chars"].(bool)
-		var seq []normalizer.Normalizer
-		if clean {
-			seq = append(seq, unicodeSpaces)
-		}
-		if strip {
-			// tokenizers cleans and pads CJK first, then decomposes, drops marks and
-			// lowercases; NFD before the Bert step gives the same result because cleaning
-			// and CJK padding look only at characters that NFD leaves alone.
-			seq = append(seq, normalizer.NewNFD())
-		}
-		return normalizer.NewSequence(append(seq, normalizer.NewBertNormalizer(clean, lower, chinese, strip))), nil
+		bn := bertNormalizer{strip: strip, lower: lower}
+		bn.clean, _ = cfg["clean_text"].(bool)
+		bn.chinese, _ = cfg["handle_chinese_chars"].(bool)
+		return stringNormalizer(bn.normalize), nil
 	case "Precompiled":
 		data, _ := cfg["precompiled_charsmap"].(string)
 		raw, err := spm.FromBase64(data)
@@ -235,15 +225,6 @@ type stringNormalizer func(string) string
 func (f stringNormalizer) Normalize(n *normalizer.NormalizedString) (*normalizer.NormalizedString, error) {
 	return normalizer.NewNormalizedFrom(f(n.GetNormalized())), nil
 }
-
-var unicodeSpaces = stringNormalizer(func(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r != ' ' && unicode.IsSpace(r) {
-			return ' '
-		}
-		return r
-	}, s)
-})
 
 // precompiled is tokenizers' Precompiled::normalize: each grapheme shorter than 6 bytes is
 // looked up whole; otherwise (or when absent) each of its characters is.

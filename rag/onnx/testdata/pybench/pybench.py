@@ -155,7 +155,8 @@ def compare(name, args, model_dir, kind, payload, pyfn, model_file):
     unit = "chunks/s" if kind == "embed" else "pairs/s"
     print(f"{name}: footnote {n / statistics.median(gs):.2f} {unit}, python onnxruntime {n / statistics.median(ps):.2f} {unit}, "
           f"speed ratio footnote/python median {statistics.median(ratios):.3f} (rounds {min(ratios):.3f}-{max(ratios):.3f}), "
-          f"CPU-cost ratio python/footnote median {statistics.median(cratios):.3f}, "
+          f"CPU-cost ratio python/footnote median {statistics.median(cratios):.3f} "
+          f"(quartiles {statistics.quantiles(cratios, n=4)[0]:.3f}-{statistics.quantiles(cratios, n=4)[2]:.3f}), "
           f"{len(plan['ids'])} runs of {n} inputs, {check}", flush=True)
 
 

@@ -114,6 +114,7 @@ func Parse(b []byte) (t *Tokenizer, err error) {
 	}
 	// Fixes 2–4: sugarme gets no processor, truncation or padding to apply.
 	normCfg, _ := cfg["normalizer"].(map[string]any)
+	padCfg, _ := cfg["padding"].(map[string]any)
 	cfg["normalizer"] = nil
 	cfg["post_processor"] = nil
 	cfg["truncation"] = nil
@@ -157,7 +158,7 @@ func Parse(b []byte) (t *Tokenizer, err error) {
 		tk.WithModel(mo)
 	}
 	t = &Tokenizer{tk: tk, tmpl: tmpl, model: typ}
-	t.pad = t.padID(cfg)
+	t.pad = t.padID(padCfg)
 	return t, nil
 }
 
@@ -368,11 +369,9 @@ func parseTemplate(v any) (template, error) {
 }
 
 // padID finds the padding token: the padding section's id, else [PAD]/<pad>, else 0.
-func (t *Tokenizer) padID(cfg map[string]any) int32 {
-	if p, ok := cfg["padding"].(map[string]any); ok {
-		if id, ok := p["pad_id"].(float64); ok {
-			return int32(id)
-		}
+func (t *Tokenizer) padID(padding map[string]any) int32 {
+	if id, ok := padding["pad_id"].(float64); ok {
+		return int32(id)
 	}
 	for _, name := range []string{"[PAD]", "<pad>"} {
 		if id, ok := t.tk.TokenToId(name); ok {

@@ -220,6 +220,23 @@ func TestFixReplaceRegex(t *testing.T) {
 	}
 }
 
+// The padding section of a tokenizer.json names the pad id; without one, <pad>/[PAD].
+func TestPadID(t *testing.T) {
+	dir := t.TempDir()
+	for content, want := range map[string]int32{
+		`{"model": {"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0.0], ["<pad>", 0.0], ["x", -1.0]]}}`:                           1,
+		`{"padding": {"pad_id": 2}, "model": {"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0.0], ["<pad>", 0.0], ["x", -1.0]]}}`: 2,
+	} {
+		p := filepath.Join(dir, "t.json")
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := load(t, p).Pad(); got != want {
+			t.Errorf("Pad() = %d, want %d for %s", got, want, content)
+		}
+	}
+}
+
 func TestLoadErrors(t *testing.T) {
 	dir := t.TempDir()
 	for name, content := range map[string]string{

@@ -33,6 +33,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -393,25 +394,32 @@ func (t *Tokenizer) ID(token string) (int32, bool) {
 // Pad is the padding token's id.
 func (t *Tokenizer) Pad() int32 { return t.pad }
 
-// Tokenize returns text's ids without special tokens.
-func (t *Tokenizer) Tokenize(text string) []int32 {
+// Tokenize returns text's ids without special tokens. sugarme fails (or panics) only on
+// internal inconsistencies; the text is then logged as unreadable and treated as empty, so
+// one odd passage cannot take a server down.
+func (t *Tokenizer) Tokenize(text string) (ids []int32) {
 	if text == "" {
 		return nil
 	}
 	t.mu.Lock()
+	defer t.mu.Unlock()
+	defer func() {
+		if r := recover(); r != nil {
+			slog.Warn("hftok: tokenizer failed; text treated as empty", "model", t.model, "bytes", len(text), "panic", fmt.Sprint(r))
+			ids = nil
+		}
+	}()
 	enc, err := t.tk.EncodeSingle(text, false)
-	t.mu.Unlock()
 	if err != nil {
-		// sugarme fails only on internal inconsistencies; an empty encoding keeps the
-		// caller going with what it has (the text then scores as empty).
+		slog.Warn("hftok: tokenizer failed; text treated as empty", "model", t.model, "bytes", len(text), "err", err)
 		return nil
 	}
-	ids := enc.GetIds()
-	out := make([]int32, len(ids))
-	for i, id := range ids {
-		out[i] = int32(id)
+	raw := enc.GetIds()
+	ids = make([]int32, len(raw))
+	for i, id := range raw {
+		ids[i] = int32(id)
 	}
-	return out
+	return ids
 }
 
 // Count is the number of tokens of text without special tokens.

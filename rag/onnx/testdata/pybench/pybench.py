@@ -118,7 +118,20 @@ def compare(name, args, model_dir, kind, payload, pyfn, model_file):
     plan = json.loads(go.stdout.readline())
     sess = session(model_file, args.threads)
 
-    def go_once():
+    if args.control:
+        # Calibration: a second Python session stands in for footnote, so the ratios show
+        # the harness's own bias and noise.
+        sess2 = session(model_file, args.threads)
+
+        def go_once():
+            c, t = time.process_time(), time.perf_counter()
+            o = pyfn(sess2, plan)
+            return time.perf_counter() - t, time.process_time() - c, o
+    else:
+        def go_once():
+            return go_run()
+
+    def go_run():
         go.stdin.write(kind + "\n")
         go.stdin.flush()
         r = json.loads(go.stdout.readline())
@@ -168,6 +181,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--only", default="")
+    ap.add_argument("--control", action="store_true", help="time Python against Python")
     args = ap.parse_args()
     # Small workloads and many rounds: on a shared machine the load changes from second to
     # second, and only short alternating rounds see the same conditions.

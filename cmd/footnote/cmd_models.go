@@ -121,6 +121,9 @@ FOOTNOTE_EMBEDDERS as onnx:NAME.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			imp.Dir = a.cfg.ModelsPath()
+			if imp.Kind != pull.KindEmbedder {
+				imp.Normalize = false // a vector setting; a cross-encoder has none
+			}
 			m, err := pull.Import(imp)
 			if err != nil {
 				return err

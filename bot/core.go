@@ -26,14 +26,15 @@ type Bot struct {
 	users    *buckets
 	channels *buckets
 	gate     *gate
+	clicks   chan struct{} // slots for WorkClick
+	notes    chan struct{} // slots for Notify
 	m        *metrics
+	owner    string // this process's lease owner id
+	leases   leases
 
-	pruneMu   sync.Mutex
-	lastPrune time.Time
+	resumeMu sync.Mutex
+	resumers map[string]Resumer
 }
-
-// pruneEvery is how often expired claims, turns and answer records are deleted.
-const pruneEvery = time.Hour
 
 // claimTTL is how long a delivery id is remembered: Slack retries within minutes, Discord
 // interactions live 15 minutes.
@@ -62,9 +63,13 @@ func New(cfg Config) (*Bot, error) {
 		users:    newBuckets(cfg.UserRate, cfg.UserBurst),
 		channels: newBuckets(cfg.ChannelRate, cfg.ChannelBurst),
 		gate:     g,
+		clicks:   make(chan struct{}, 4*cfg.MaxConcurrent+cfg.MaxQueue),
+		notes:    make(chan struct{}, notifySlots),
 		m:        m,
+		owner:    newID("p-", 10),
+		leases:   leases{keys: map[string]struct{}{}},
+		resumers: map[string]Resumer{},
 	}
-	b.maybePrune(ctx)
 	return b, nil
 }
 
@@ -151,7 +156,6 @@ func (b *Bot) Ask(ctx context.Context, req Request, onDelta func(text string)) R
 	}
 	b.m.requests.WithLabelValues(req.Platform, string(r.Kind)).Inc()
 	b.m.latency.WithLabelValues(req.Platform, string(r.Kind)).Observe(time.Since(start).Seconds())
-	b.maybePrune(ctx)
 	return r
 }
 
@@ -204,16 +208,22 @@ func (b *Bot) ask(ctx context.Context, req Request, onDelta func(string), start 
 
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
 	defer cancel()
-	ok, err := b.gate.enter(ctx)
-	if err != nil {
-		return b.fail(ctx, log, ql, fmt.Errorf("wait for a free slot: %w", err), private)
+	// A question an adapter admitted with Go holds its place already; others (the JSON API,
+	// the terminal) are admitted here, under the same bound.
+	if !admitted(ctx) {
+		if !b.gate.admit() {
+			log.Warn("busy; question turned away", "max_concurrent", b.cfg.MaxConcurrent, "max_queue", b.cfg.MaxQueue)
+			b.m.busy.WithLabelValues(req.Platform).Inc()
+			ql.Kind = KindBusy
+			b.logQuery(ctx, log, ql)
+			r := BusyReply()
+			r.Question = question
+			return r
+		}
+		defer b.gate.release()
 	}
-	if !ok {
-		log.Warn("busy; question turned away", "max_concurrent", b.cfg.MaxConcurrent, "max_queue", b.cfg.MaxQueue)
-		ql.Kind = KindBusy
-		b.logQuery(ctx, log, ql)
-		return Reply{Kind: KindBusy, Question: question, Private: true,
-			Paragraphs: []string{"I'm answering a lot of questions right now. Please try again in a minute."}}
+	if err := b.gate.acquire(ctx); err != nil {
+		return b.fail(ctx, log, ql, fmt.Errorf("wait for a free slot: %w", err), private)
 	}
 	defer b.gate.leave()
 
@@ -477,21 +487,4 @@ func render(rec record, shared bool) Reply {
 		r.Actions = append(r.Actions, Action{Kind: ActShare, AnswerID: rec.ID, Label: actionLabel(ActShare)})
 	}
 	return r
-}
-
-// maybePrune deletes expired state at most once per pruneEvery, in whichever call gets there
-// first; the others do not wait.
-func (b *Bot) maybePrune(ctx context.Context) {
-	if !b.pruneMu.TryLock() {
-		return
-	}
-	defer b.pruneMu.Unlock()
-	now := b.cfg.Now()
-	if !b.lastPrune.IsZero() && now.Sub(b.lastPrune) < pruneEvery {
-		return
-	}
-	b.lastPrune = now
-	if err := b.state.prune(context.WithoutCancel(ctx), now.Add(-claimTTL), now.Add(-b.cfg.IdleExpiry), now.Add(-b.cfg.AnswerTTL)); err != nil {
-		b.log.Warn("prune state", logErr, err)
-	}
 }

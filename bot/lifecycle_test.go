@@ -1,0 +1,148 @@
+package bot_test
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/footnote-dev/footnote/bot"
+)
+
+// TestAcceptLifecycle walks a question through the state machine the adapters rely on:
+// a redelivery while it is being answered is ignored, one after its lease ran out (the
+// process died) is answered again with the placeholder the first attempt saved, and one
+// after delivery is ignored for good.
+func TestAcceptLifecycle(t *testing.T) {
+	clk := newClock()
+	b := newBot(t, bot.Config{Now: clk.Now, Lease: 30 * time.Second})
+	ctx := t.Context()
+
+	t1, v := b.Accept(ctx, "slack", "slack:msg:C1:1.0", []byte(`{"q":1}`), clk.Now())
+	if v != bot.Fresh || t1 == nil {
+		t.Fatalf("first delivery: verdict %v, ticket %v; want Fresh", v, t1)
+	}
+	t1.Save(ctx, "ph-1")
+
+	clk.Advance(10 * time.Second)
+	if t2, v := b.Accept(ctx, "slack", "slack:msg:C1:1.0", nil, clk.Now()); v != bot.Duplicate || t2 != nil {
+		t.Fatalf("redelivery while answering: verdict %v; want Duplicate", v)
+	}
+
+	// The process dies: nobody renews the lease.
+	clk.Advance(31 * time.Second)
+	t3, v := b.Accept(ctx, "slack", "slack:msg:C1:1.0", nil, clk.Now())
+	if v != bot.Retry || t3 == nil {
+		t.Fatalf("redelivery after the lease ran out: verdict %v; want Retry", v)
+	}
+	if t3.Placeholder() != "ph-1" {
+		t.Errorf("retry ticket: placeholder %q; want the first attempt's ph-1", t3.Placeholder())
+	}
+	if t3.Stale() {
+		t.Error("a 41 s old question is not stale")
+	}
+	t3.Done(ctx, "answered")
+
+	clk.Advance(time.Hour)
+	if _, v := b.Accept(ctx, "slack", "slack:msg:C1:1.0", nil, clk.Now()); v != bot.Duplicate {
+		t.Fatalf("redelivery after delivery: verdict %v; want Duplicate", v)
+	}
+	if n, err := b.Pending(ctx); err != nil || n != 0 {
+		t.Errorf("Pending = %d, %v; want 0", n, err)
+	}
+}
+
+// TestResumeAfterCrash: a process accepts a question and dies (its Bot is closed without
+// Done); a new process on the same state file resumes it exactly once through the
+// platform's Resumer, and apologises instead for a question older than ResumeMaxAge.
+func TestResumeAfterCrash(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	ctx := t.Context()
+	old := newBot(t, bot.Config{StatePath: path, Lease: 200 * time.Millisecond})
+	received := time.Now()
+	if _, v := old.Accept(ctx, "slack", "k-new", []byte("new"), received); v != bot.Fresh {
+		t.Fatal(v)
+	}
+	if _, v := old.Accept(ctx, "slack", "k-old", []byte("old"), received.Add(-time.Hour)); v != bot.Fresh {
+		t.Fatal(v)
+	}
+	old.Close() // the crash: no Done, no renewal
+
+	b := newBot(t, bot.Config{StatePath: path, Lease: 200 * time.Millisecond, ResumeMaxAge: 15 * time.Minute})
+	var mu sync.Mutex
+	calls := map[string]int{}
+	stale := map[string]bool{}
+	var done atomic.Int32
+	b.OnResume("slack", func(ctx context.Context, tk *bot.Ticket) {
+		mu.Lock()
+		calls[string(tk.Payload())]++
+		stale[string(tk.Payload())] = tk.Stale()
+		mu.Unlock()
+		tk.Done(ctx, "answered")
+		done.Add(1)
+	})
+	rctx, cancel := context.WithCancel(ctx)
+	stopped := make(chan struct{})
+	go func() { b.Run(rctx); close(stopped) }()
+	deadline := time.After(10 * time.Second)
+	for done.Load() < 2 {
+		select {
+		case <-deadline:
+			t.Fatalf("resumed %d of 2 questions", done.Load())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	// A few more passes must not resume anything again.
+	time.Sleep(600 * time.Millisecond)
+	cancel()
+	<-stopped
+	mu.Lock()
+	defer mu.Unlock()
+	if calls["new"] != 1 || calls["old"] != 1 {
+		t.Errorf("resumer calls %v; want each question once", calls)
+	}
+	if stale["new"] || !stale["old"] {
+		t.Errorf("stale %v; want only the hour-old question stale", stale)
+	}
+}
+
+// TestGoBusyBeyondCapacity: a burst beyond MaxConcurrent + MaxQueue is turned away at once
+// (Go returns false) instead of starting goroutines that wait, and Ask from another entry
+// point shares the same bound.
+func TestGoBusyBeyondCapacity(t *testing.T) {
+	b := newBot(t, bot.Config{MaxConcurrent: 2, MaxQueue: 3})
+	release := make(chan struct{})
+	var started atomic.Int32
+	accepted := 0
+	for range 20 {
+		if b.Go(t.Context(), "slack", bot.WorkQuestion, func(ctx context.Context) {
+			started.Add(1)
+			<-release
+		}) {
+			accepted++
+		}
+	}
+	if accepted != 5 {
+		t.Errorf("admitted %d of 20; want MaxConcurrent+MaxQueue = 5", accepted)
+	}
+	r := b.Ask(t.Context(), bot.Request{Platform: "http", Text: "what is attention?"}, nil)
+	if r.Kind != bot.KindBusy {
+		t.Errorf("Ask while full: %s; want busy", r.Kind)
+	}
+	close(release)
+	deadline := time.Now().Add(5 * time.Second)
+	for started.Load() < 5 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Slots free again once the work ends.
+	ok := false
+	for time.Now().Before(deadline) && !ok {
+		ok = b.Go(t.Context(), "slack", bot.WorkQuestion, func(context.Context) {})
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !ok {
+		t.Error("Go still busy after the work ended")
+	}
+}

@@ -122,6 +122,8 @@ func statusClass(status int) string {
 		return "5xx"
 	case status >= 400:
 		return "4xx"
+	case status > 0:
+		return "refused" // the platform answered 2xx with an error (Slack's ok:false)
 	}
 	return "network"
 }

@@ -48,6 +48,14 @@ type Ticket struct {
 	resumed     bool
 	stale       bool
 	once        sync.Once
+	onDone      func(outcome string) // tickets without a Bot (NewTicket)
+}
+
+// NewTicket returns a ticket that keeps no durable state, for cores without a state store
+// (tests, one-shot tools): Save remembers the placeholder in memory and Done calls onDone
+// (may be nil) once.
+func NewTicket(key string, payload []byte, placeholder string, onDone func(outcome string)) *Ticket {
+	return &Ticket{key: key, payload: payload, placeholder: placeholder, received: time.Now(), onDone: onDone}
 }
 
 // Key is the delivery key the ticket was accepted under.
@@ -89,6 +97,9 @@ func (t *Ticket) Save(ctx context.Context, placeholder string) {
 		return
 	}
 	t.placeholder = placeholder
+	if t.b == nil {
+		return
+	}
 	_, err := t.b.state.db.ExecContext(context.WithoutCancel(ctx), `UPDATE deliveries SET placeholder = ? WHERE key = ?`, placeholder, t.key)
 	if err != nil {
 		t.b.log.Warn("save placeholder", logKey, t.key, logErr, err)
@@ -104,6 +115,12 @@ func (t *Ticket) Done(ctx context.Context, outcome string) {
 	}
 	t.once.Do(func() {
 		b := t.b
+		if b == nil {
+			if t.onDone != nil {
+				t.onDone(outcome)
+			}
+			return
+		}
 		b.leases.drop(t.key)
 		now := b.cfg.Now()
 		_, err := b.state.db.ExecContext(context.WithoutCancel(ctx), `UPDATE deliveries SET state = ?, outcome = ?, done_at = ? WHERE key = ?`,
@@ -126,7 +143,11 @@ func (t *Ticket) Abandon() {
 	if t == nil {
 		return
 	}
-	t.once.Do(func() { t.b.leases.drop(t.key) })
+	t.once.Do(func() {
+		if t.b != nil {
+			t.b.leases.drop(t.key)
+		}
+	})
 }
 
 // Accept records a question delivered by a platform under key (a platform id that stays the

@@ -35,9 +35,9 @@ type fakeCore struct {
 	act func(ctx context.Context, c bot.Click) bot.Reply
 
 	// Delivery side, standing in for the core's gate and lifecycle.
-	full      atomic.Bool               // Go turns everything away
-	slots     chan struct{}             // when set, bounds Ask like the core's MaxConcurrent
-	accepted  map[string]string         // key → "answering" or the outcome Done gave
+	full      atomic.Bool       // Go turns everything away
+	slots     chan struct{}     // when set, bounds Ask like the core's MaxConcurrent
+	accepted  map[string]string // key → "answering" or the outcome Done gave
 	resumer   bot.Resumer
 	apiErrors map[int]int
 }

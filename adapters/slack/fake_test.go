@@ -101,16 +101,19 @@ func (f *fakeCore) PlatformError(_ string, status int) {
 
 func (f *fakeCore) Ask(ctx context.Context, req bot.Request, onDelta func(string)) bot.Reply {
 	f.mu.Lock()
-	f.asks = append(f.asks, req)
-	if req.Thread != "" {
-		f.following[req.Channel+"/"+req.Thread] = true
-	}
-	ask, gate, slots := f.ask, f.gate, f.slots
+	slots := f.slots
 	f.mu.Unlock()
 	if slots != nil {
 		slots <- struct{}{}
 		defer func() { <-slots }()
 	}
+	f.mu.Lock()
+	f.asks = append(f.asks, req)
+	if req.Thread != "" {
+		f.following[req.Channel+"/"+req.Thread] = true
+	}
+	ask, gate := f.ask, f.gate
+	f.mu.Unlock()
 	if gate != nil {
 		select {
 		case <-gate:

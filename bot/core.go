@@ -270,13 +270,25 @@ func hasWord(s string) bool {
 // channel id) is not limited in that scope: one shared bucket would throttle strangers
 // against each other.
 func (b *Bot) limit(req Request) (Reply, bool) {
+	scope, who, wait := b.limitWait(req)
+	if wait == 0 {
+		return Reply{}, true
+	}
+	b.m.rateLimited.WithLabelValues(scope).Inc()
+	return Reply{Kind: KindRateLimited, Private: true, Paragraphs: []string{
+		fmt.Sprintf("%s asking faster than I can answer. Please try again in %s.", who, humanWait(wait)),
+	}}, false
+}
+
+// limitWait takes a token from the user's and the channel's bucket, or none and says which
+// scope refused and for how long.
+func (b *Bot) limitWait(req Request) (scope, who string, wait time.Duration) {
 	now := b.cfg.Now()
 	var ru *rate.Reservation
-	var wait time.Duration
 	if req.User != "" {
 		ru, wait = b.users.reserve(req.Platform+"/"+req.User, now)
 	}
-	scope, who := "user", "You're"
+	scope, who = "user", "You're"
 	if wait == 0 && req.Channel != "" {
 		if _, wait = b.channels.reserve(req.Platform+"/"+req.Channel, now); wait > 0 {
 			if ru != nil {
@@ -285,13 +297,7 @@ func (b *Bot) limit(req Request) (Reply, bool) {
 			scope, who = "channel", "This channel is"
 		}
 	}
-	if wait == 0 {
-		return Reply{}, true
-	}
-	b.m.rateLimited.WithLabelValues(scope).Inc()
-	return Reply{Kind: KindRateLimited, Private: true, Paragraphs: []string{
-		fmt.Sprintf("%s asking faster than I can answer. Please try again in %s.", who, humanWait(wait)),
-	}}, false
+	return scope, who, wait
 }
 
 // humanWait rounds a wait up to what a person would say: "5 seconds", "2 minutes".

@@ -193,6 +193,18 @@ func (a *API) authorized(r *http.Request) bool {
 	return ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(a.cfg.Token)) == 1
 }
 
+// Protect wraps h with the API's bearer token check (for /metrics on the API's address).
+func (a *API) Protect(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !a.authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="footnote"`)
+			writeError(w, http.StatusUnauthorized, Error{Code: "unauthorized", Message: "send Authorization: Bearer <FOOTNOTE_API_TOKEN>"})
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
 // ServeHTTP implements http.Handler.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.mux.ServeHTTP(w, r) }
 

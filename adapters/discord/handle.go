@@ -512,8 +512,9 @@ func (a *Adapter) message(ctx context.Context, m *discordgo.Message, mentioned b
 	defer ticketFrom(ctx).Done(ctx, "ignored")
 	q := question{guild: m.GuildID, user: m.Author.ID, text: m.Content}
 	if m.GuildID == "" {
-		// In a DM every message is a question and the DM is one conversation.
-		q.channel, q.thread, q.target = m.ChannelID, m.ChannelID, m.ChannelID
+		// In a DM every message is a question and the DM is one conversation. The answer
+		// replies to its question: after a busy spell or a restart it may come late.
+		q.channel, q.thread, q.target, q.replyTo = m.ChannelID, m.ChannelID, m.ChannelID, m.ID
 		a.answer(ctx, q)
 		return
 	}

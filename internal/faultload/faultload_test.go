@@ -226,6 +226,18 @@ func TestFaultAndLoad(t *testing.T) {
 	time.Sleep(2 * time.Second) // room for a late second reply to show
 
 	report(t, led.snapshot(), fl)
+	// What the restarted process saw of the crash, from its own metrics.
+	if resp, err := http.Get(base + "/metrics"); err == nil {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for _, line := range strings.Split(string(b), "\n") {
+			for _, m := range []string{"footnote_bot_resumed_total", "footnote_bot_redeliveries_total", `outcome="undeliverable"`} {
+				if strings.HasPrefix(line, m) || (strings.HasPrefix(line, "footnote_bot_deliveries_total") && strings.Contains(line, m)) {
+					t.Logf("after restart: %s", line)
+				}
+			}
+		}
+	}
 	if t.Failed() {
 		t.Logf("serve log (tail):\n%s", p.tail())
 	}
@@ -415,9 +427,9 @@ func report(t *testing.T, qs []question, fl *faults) {
 		t.Logf("%-20s questions %4d  answered %4d  busy %3d  apology %3d  failed %3d  lost %d  replied twice %d",
 			pl, c.total, c.answers, c.busy, c.apology, c.failed, c.lost, c.twice)
 	}
-	fmt.Printf("faultload: %d questions, injected %d x 429 and %d x 500; ack latency p50 %s p99 %s; answer latency p50 %s p95 %s\n",
+	fmt.Printf("faultload: %d questions, injected %d x 429 and %d x 500; ack latency p50 %s p99 %s; answer latency p50 %s p95 %s max %s\n",
 		len(qs), fl.n429.Load(), fl.n500.Load(), pct(acks, 0.50).Round(time.Millisecond), pct(acks, 0.99).Round(time.Millisecond),
-		pct(answers, 0.50).Round(time.Millisecond), pct(answers, 0.95).Round(time.Millisecond))
+		pct(answers, 0.50).Round(time.Millisecond), pct(answers, 0.95).Round(time.Millisecond), pct(answers, 1).Round(time.Millisecond))
 	if len(qs) < askers {
 		t.Errorf("only %d questions asked", len(qs))
 	}

@@ -1,13 +1,20 @@
 package discord
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/footnote-dev/footnote/bot"
+	"github.com/footnote-dev/footnote/bot/bottest"
+	"github.com/footnote-dev/footnote/rag"
 )
 
 // TestBusyIsVisible: when the core has no room, /ask over HTTP gets an ephemeral busy
@@ -87,5 +94,43 @@ func TestServerErrorRetried(t *testing.T) {
 		if v != "answered" {
 			t.Errorf("%s ended %q, want answered", k, v)
 		}
+	}
+}
+
+// TestBurstBeyondCapacityWithRealCore: six DMs at once against a core with one slot and one
+// queue place: two are answered, four get the busy notice as a reply; none is dropped.
+func TestBurstBeyondCapacityWithRealCore(t *testing.T) {
+	release := make(chan struct{})
+	var asked atomic.Int32
+	asker := &bottest.Asker{AskFunc: func(ctx context.Context, q rag.Question, fn func(string) error) (rag.Answer, error) {
+		asked.Add(1)
+		<-release
+		return bottest.Answer(ctx, q, fn)
+	}}
+	b, err := bot.New(bot.Config{StatePath: filepath.Join(t.TempDir(), "state.db"), Asker: asker,
+		MaxConcurrent: 1, MaxQueue: 1, UserRate: rate.Inf, ChannelRate: rate.Inf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	h := newHarness(t, func(c *Config) { c.Core = b })
+	h.run(t)
+	for i := range 6 {
+		h.dc.dispatch(t, "MESSAGE_CREATE", fixture(t, "message_dm", map[string]any{"id": fmt.Sprintf("17000000000000002%02d", i)}))
+	}
+	waitFor(t, "four busy replies", func() bool {
+		n := 0
+		for _, c := range h.dc.callsOf("POST", "/channels/"+dmID+"/messages") {
+			if strings.Contains(string(c.Raw), bot.BusyText) {
+				n++
+			}
+		}
+		return n == 4
+	})
+	close(release)
+	waitFor(t, "six replies", func() bool { return len(h.dc.callsOf("POST", "/channels/"+dmID+"/messages")) == 6 })
+	h.settle(t)
+	if n := asked.Load(); n != 2 {
+		t.Errorf("pipeline asked %d times; want 2", n)
 	}
 }

@@ -315,8 +315,22 @@ const resumeBatch = 16
 // admits them; the rest wait for the next pass.
 func (b *Bot) resume(ctx context.Context) {
 	now := b.cfg.Now()
+	b.resumeMu.Lock()
+	args := []any{stDelivered, now.UnixNano()}
+	marks := ""
+	for p := range b.resumers {
+		args = append(args, p)
+		marks += ",?"
+	}
+	b.resumeMu.Unlock()
+	if marks == "" {
+		return // no adapter can answer anything yet
+	}
+	args = append(args, 4*resumeBatch)
+	// Only platforms with a Resumer: questions of an adapter that is not configured now must
+	// not hide the others.
 	rows, err := b.state.rd.QueryContext(ctx, `SELECT key, platform FROM deliveries
-		WHERE state != ? AND lease < ? ORDER BY received LIMIT ?`, stDelivered, now.UnixNano(), 4*resumeBatch)
+		WHERE state != ? AND lease < ? AND platform IN (`+marks[1:]+`) ORDER BY received LIMIT ?`, args...)
 	if err != nil {
 		b.log.Warn("list unfinished questions", logErr, err)
 		return

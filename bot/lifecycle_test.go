@@ -2,6 +2,7 @@ package bot_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/footnote-dev/footnote/bot"
+	"github.com/footnote-dev/footnote/rag"
 )
 
 // TestAcceptLifecycle walks a question through the state machine the adapters rely on:
@@ -144,5 +146,59 @@ func TestGoBusyBeyondCapacity(t *testing.T) {
 	}
 	if !ok {
 		t.Error("Go still busy after the work ended")
+	}
+}
+
+// TestRunPrunesQueryLog: the query log is kept for QueryLogRetention and pruned by Run in
+// the background, not inside a request.
+func TestRunPrunesQueryLog(t *testing.T) {
+	clk := newClock()
+	b := newBot(t, bot.Config{Now: clk.Now, QueryLogRetention: 24 * time.Hour})
+	for _, q := range []string{"what is attention?", "what is BERT?"} {
+		if r := b.Ask(t.Context(), bot.Request{Platform: "slack", Channel: "C1", User: "U1", Text: q}, nil); r.Kind == bot.KindError {
+			t.Fatalf("ask: %+v", r)
+		}
+	}
+	runOnce := func() {
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() { b.Run(ctx); close(done) }()
+		time.Sleep(50 * time.Millisecond)
+		cancel()
+		<-done
+	}
+	runOnce()
+	if s, err := b.Stats(t.Context()); err != nil || s.Questions != 2 {
+		t.Fatalf("stats within retention: %+v, %v; want 2 questions", s, err)
+	}
+	clk.Advance(25 * time.Hour)
+	runOnce()
+	if s, err := b.Stats(t.Context()); err != nil || s.Questions != 0 {
+		t.Errorf("stats after retention: %+v, %v; want the log pruned", s, err)
+	}
+}
+
+// TestQueryGoesThroughTheCore: API questions are logged and share the gate with chat.
+func TestQueryGoesThroughTheCore(t *testing.T) {
+	b := newBot(t, bot.Config{MaxConcurrent: 1, MaxQueue: 0})
+	ans, err := b.Query(t.Context(), bot.Request{Platform: "http", User: "ip:127.0.0.1"}, rag.Question{Text: "what are the two sub-layers of an encoder layer?"})
+	if err != nil || ans.Text == "" {
+		t.Fatalf("Query: %+v, %v", ans, err)
+	}
+	release := make(chan struct{})
+	started := make(chan struct{})
+	if !b.Go(t.Context(), "slack", bot.WorkQuestion, func(ctx context.Context) {
+		_ = b.Within(ctx, "slack", func(context.Context) error { close(started); <-release; return nil })
+	}) {
+		t.Fatal("Go refused the first question")
+	}
+	<-started
+	if _, err := b.Query(t.Context(), bot.Request{Platform: "http"}, rag.Question{Text: "what is BERT?"}); !errors.Is(err, bot.ErrBusy) {
+		t.Errorf("Query while the only slot is taken: %v; want ErrBusy", err)
+	}
+	close(release)
+	s, err := b.Stats(t.Context())
+	if err != nil || s.Questions != 2 || s.Busy != 1 {
+		t.Errorf("query log %+v, %v; want 2 questions, 1 busy", s, err)
 	}
 }

@@ -47,10 +47,13 @@ func (b *Bot) Query(ctx context.Context, req Request, q rag.Question) (rag.Answe
 		b.logQuery(ctx, log, ql)
 		return rag.Answer{}, &LimitError{Scope: scope, Wait: wait}
 	}
+	if b.cfg.Asker == nil {
+		return rag.Answer{}, fmt.Errorf("query: %w: no default corpus", ErrUnknownCorpus)
+	}
 	var ans rag.Answer
 	err := b.Within(ctx, req.Platform, func(ctx context.Context) error {
 		var err error
-		ans, err = b.cfg.Asker.Ask(ctx, q, nil)
+		ans, err = b.cfg.Asker.Ask(ctx, q, func(string) error { return nil })
 		return err
 	})
 	if errors.Is(err, ErrBusy) {

@@ -180,7 +180,7 @@ func TestRunPrunesQueryLog(t *testing.T) {
 
 // TestQueryGoesThroughTheCore: API questions are logged and share the gate with chat.
 func TestQueryGoesThroughTheCore(t *testing.T) {
-	b := newBot(t, bot.Config{MaxConcurrent: 1, MaxQueue: 0})
+	b := newBot(t, bot.Config{MaxConcurrent: 1, MaxQueue: -1})
 	ans, err := b.Query(t.Context(), bot.Request{Platform: "http", User: "ip:127.0.0.1"}, rag.Question{Text: "what are the two sub-layers of an encoder layer?"})
 	if err != nil || ans.Text == "" {
 		t.Fatalf("Query: %+v, %v", ans, err)

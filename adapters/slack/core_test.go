@@ -2,6 +2,7 @@ package slack
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -113,5 +114,62 @@ func TestRedeliveryWithRealCore(t *testing.T) {
 	}
 	if n := len(h2.slack.callsOf("chat.update")); n == 0 {
 		t.Error("the answer was never posted")
+	}
+}
+
+// TestResumeAfterRestartWithRealCore: questions accepted by a process that then died are
+// taken up by the next one's Run: the recent one is answered in its thread, the one older
+// than ResumeMaxAge gets the apology there instead.
+func TestResumeAfterRestartWithRealCore(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	never := make(chan struct{})
+	defer close(never)
+	var asked1 atomic.Int32
+	b1 := realCore(t, path, 2, 2, 200*time.Millisecond, never, &asked1)
+	for _, q := range []struct {
+		ts  string
+		age time.Duration
+	}{{"1763000003.000001", time.Minute}, {"1763000003.000002", time.Hour}} {
+		p, _ := json.Marshal(pending{Kind: kindMessage, Team: "T1", Channel: "C1", User: "U1", Text: "what is attention?", TS: q.ts, Thread: q.ts})
+		if _, v := b1.Accept(t.Context(), Platform, "slack:msg:C1:"+q.ts, p, time.Now().Add(-q.age)); v != bot.Fresh {
+			t.Fatal(v)
+		}
+	}
+	b1.Close() // the crash
+
+	done := make(chan struct{})
+	close(done)
+	var asked2 atomic.Int32
+	b2 := realCore(t, path, 2, 2, 200*time.Millisecond, done, &asked2)
+	h := newHarness(t, func(c *Config) { c.Core = b2 })
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go b2.Run(ctx)
+	waitFor(t, "both questions delivered", func() bool {
+		n, err := b2.Pending(t.Context())
+		return err == nil && n == 0
+	})
+	h.a.Wait(t.Context())
+	if n := asked2.Load(); n != 1 {
+		t.Errorf("pipeline asked %d times; want once, for the recent question", n)
+	}
+	finals := map[string]string{} // placeholder ts → its last text
+	posts := h.slack.callsOf("chat.postMessage")
+	if len(posts) != 2 {
+		t.Fatalf("%d messages posted; want one placeholder per question", len(posts))
+	}
+	for _, c := range h.slack.callsOf("chat.update") {
+		finals[c.Form.Get("ts")] = c.Form.Get("text")
+	}
+	var apologies, answers int
+	for _, text := range finals {
+		if strings.Contains(text, bot.ApologyText) {
+			apologies++
+		} else {
+			answers++
+		}
+	}
+	if apologies != 1 || answers != 1 {
+		t.Errorf("final texts %v; want one answer and one apology", finals)
 	}
 }

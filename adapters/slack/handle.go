@@ -213,7 +213,7 @@ func askedMessage(user, text string) message {
 // messages follow in the thread when the answer is long). It ends the ticket.
 func (a *Adapter) answer(ctx context.Context, t *bot.Ticket, channel, thread string, req bot.Request, prefix string) {
 	pts := strings.TrimPrefix(t.Placeholder(), prefix)
-	if t.Placeholder() == "" || pts == "" {
+	if pts == "" {
 		var err error
 		pts, err = a.post(ctx, channel, thread, a.placeholder(ctx))
 		if err != nil {
@@ -224,7 +224,12 @@ func (a *Adapter) answer(ctx context.Context, t *bot.Ticket, channel, thread str
 		t.Save(ctx, prefix+pts)
 	}
 	if t.Stale() {
-		a.apologize(ctx, t, pending{Kind: kindMessage, Channel: channel, User: req.User, Thread: thread})
+		if err := a.update(ctx, channel, pts, textMessage(bot.ApologyText, bot.ApologyText)); err != nil {
+			a.logAPI(err, channel, "step", "post apology", "key", t.Key())
+			t.Done(ctx, "undeliverable")
+			return
+		}
+		t.Done(ctx, "apology")
 		return
 	}
 	s := a.stream(ctx, channel, pts)

@@ -485,6 +485,7 @@ type question struct {
 	target                 string // where the answer is posted
 	replyTo                string // message the first part replies to, "" for none
 	user, text             string
+	messageID              string // the question's own message
 }
 
 // onMessage classifies a MESSAGE_CREATE on the gateway goroutine: cheap checks only, the
@@ -510,7 +511,7 @@ func (a *Adapter) onMessage(ctx context.Context, m *discordgo.Message, raw []byt
 // ends its ticket as ignored.
 func (a *Adapter) message(ctx context.Context, m *discordgo.Message, mentioned bool) {
 	defer ticketFrom(ctx).Done(ctx, "ignored")
-	q := question{guild: m.GuildID, user: m.Author.ID, text: m.Content}
+	q := question{guild: m.GuildID, user: m.Author.ID, text: m.Content, messageID: m.ID}
 	if m.GuildID == "" {
 		// In a DM every message is a question and the DM is one conversation. The answer
 		// replies to its question: after a busy spell or a restart it may come late.
@@ -608,6 +609,9 @@ func (a *Adapter) answer(ctx context.Context, q question) {
 		return
 	}
 	a.log.Info("answered", logChannel, q.target, logKind, reply.Kind, logRequestID, reply.RequestID, "elapsed", reply.Elapsed)
+	if a.postedBefore(ctx, t, q) {
+		return
+	}
 	err := a.postAll(ctx, q.target, q.replyTo, render(reply))
 	if err == nil {
 		t.Done(ctx, outcome(reply))

@@ -203,6 +203,38 @@ func (a *Adapter) resume(ctx context.Context, t *bot.Ticket) {
 	}
 }
 
+// posting marks a ticket whose answer is being posted: a message answer has no placeholder
+// to edit, so an attempt resumed after a crash first looks for the answer a previous
+// attempt may have posted.
+const posting = "posting"
+
+// postedBefore reports whether a previous attempt at this question already posted its
+// answer (and ends the ticket then); otherwise it marks the ticket as posting. It looks for
+// a message by footnote after the question in the channel the answer goes to.
+func (a *Adapter) postedBefore(ctx context.Context, t *bot.Ticket, q question) bool {
+	if t.Resumed() && t.Placeholder() == posting && q.messageID != "" {
+		var msgs []*discordgo.Message
+		err := a.call(ctx, "list messages", func(opts ...discordgo.RequestOption) error {
+			var err error
+			msgs, err = a.s.ChannelMessages(q.target, 50, "", q.messageID, "", opts...)
+			return err
+		})
+		if err != nil {
+			a.logAPI(err, q.target, "look for an earlier answer", "Read Message History")
+		}
+		self := a.selfID()
+		for _, m := range msgs {
+			if m.Author != nil && m.Author.ID == self && (m.MessageReference == nil || m.MessageReference.MessageID == q.messageID) {
+				a.log.Info("answer posted by an earlier attempt; not posting it again", "key", t.Key(), "message", m.ID)
+				t.Done(ctx, "answered")
+				return true
+			}
+		}
+	}
+	t.Save(ctx, posting)
+	return false
+}
+
 type ticketKey struct{}
 
 // withTicket carries a question's ticket to the code that answers it.

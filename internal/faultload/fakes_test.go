@@ -329,7 +329,8 @@ type fakeDiscord struct {
 	appID  string
 
 	mu     sync.Mutex
-	tokens map[string]string // interaction token → question id
+	tokens map[string]string           // interaction token → question id
+	posted map[string][]map[string]any // channel → messages footnote posted, oldest first
 
 	gwMu    sync.Mutex
 	gwOut   []gwEvent
@@ -344,7 +345,7 @@ type gwEvent struct {
 }
 
 func newFakeDiscord(led *ledger, f *faults, appID string) *fakeDiscord {
-	d := &fakeDiscord{led: led, faults: f, appID: appID, tokens: map[string]string{}, gwWake: make(chan struct{}, 1)}
+	d := &fakeDiscord{led: led, faults: f, appID: appID, tokens: map[string]string{}, posted: map[string][]map[string]any{}, gwWake: make(chan struct{}, 1)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/v9/", d.serveREST)
 	mux.HandleFunc("/ws/", d.serveGateway)
@@ -392,6 +393,20 @@ func (d *fakeDiscord) serveREST(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(raw)
 	case parts[0] == "channels" && len(parts) == 3 && parts[2] == "typing":
 		w.WriteHeader(http.StatusNoContent)
+	case parts[0] == "channels" && len(parts) == 3 && parts[2] == "messages" && r.Method == "GET":
+		after := r.URL.Query().Get("after")
+		d.mu.Lock()
+		var out []map[string]any
+		for _, m := range d.posted[parts[1]] {
+			if id := m["id"].(string); len(id) > len(after) || len(id) == len(after) && id > after {
+				out = append(out, m)
+			}
+		}
+		d.mu.Unlock()
+		if out == nil {
+			out = []map[string]any{}
+		}
+		writeJSON(w, 200, out)
 	case parts[0] == "channels" && len(parts) == 3 && parts[2] == "messages" && r.Method == "POST":
 		id := fmt.Sprintf("19%017d", d.seq.Add(1))
 		if ref, ok := body["message_reference"].(map[string]any); ok {
@@ -399,8 +414,13 @@ func (d *fakeDiscord) serveREST(w http.ResponseWriter, r *http.Request) {
 				d.led.reply(qid, id, content)
 			}
 		}
-		writeJSON(w, 200, map[string]any{"id": id, "channel_id": parts[1], "content": body["content"], "embeds": body["embeds"],
-			"author": map[string]any{"id": discordBotID, "username": "footnote", "bot": true}})
+		m := map[string]any{"id": id, "channel_id": parts[1], "content": body["content"], "embeds": body["embeds"],
+			"message_reference": body["message_reference"],
+			"author":            map[string]any{"id": discordBotID, "username": "footnote", "bot": true}}
+		d.mu.Lock()
+		d.posted[parts[1]] = append(d.posted[parts[1]], m)
+		d.mu.Unlock()
+		writeJSON(w, 200, m)
 	case parts[0] == "webhooks" && len(parts) >= 3:
 		token := parts[2]
 		d.mu.Lock()

@@ -154,3 +154,32 @@ func TestServeToken(t *testing.T) {
 		t.Errorf("/documents with the token: %d", resp.StatusCode)
 	}
 }
+
+// TestServeMetricsAddr: with FOOTNOTE_METRICS_ADDR, /metrics moves to its own listener and
+// the API address no longer serves it.
+func TestServeMetricsAddr(t *testing.T) {
+	env := bm25Env(t)
+	if code, out, errOut := run(t, env, "index", docsFolder(t)); code != 0 {
+		t.Fatalf("index: %d\n%s%s", code, out, errOut)
+	}
+	env["FOOTNOTE_HTTP_ADDR"] = "127.0.0.1:0"
+	env["FOOTNOTE_METRICS_ADDR"] = "127.0.0.1:0"
+	m := startServe(t, env)
+	resp, err := http.Get("http://" + m.metricLn.Addr().String() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), "footnote_bot_busy_total") && !strings.Contains(string(b), "go_goroutines") {
+		t.Errorf("metrics listener: %d", resp.StatusCode)
+	}
+	resp, err = http.Get("http://" + m.Addr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("/metrics on the API address: %d; want 404 when FOOTNOTE_METRICS_ADDR is set", resp.StatusCode)
+	}
+}

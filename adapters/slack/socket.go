@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -31,7 +32,11 @@ func (a *Adapter) Run(ctx context.Context) error {
 		if time.Since(start) > 2*time.Minute {
 			delay = a.cfg.ReconnectDelay // it worked for a while: start the backoff afresh
 		}
-		a.link.Down("socket mode: " + err.Error())
+		reason := "socket mode: " + err.Error()
+		if strings.Contains(err.Error(), "invalid_auth") || strings.Contains(err.Error(), "not_authed") || strings.Contains(err.Error(), "token_revoked") {
+			reason = "socket mode: Slack rejected the app-level token (FOOTNOTE_SLACK_APP_TOKEN)"
+		}
+		a.link.Down(reason)
 		a.log.Warn("slack socket mode stopped; reconnecting", logErr, err, "delay", delay)
 		t := time.NewTimer(delay)
 		select {

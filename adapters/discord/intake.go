@@ -98,6 +98,9 @@ func (a *Adapter) interaction(ctx context.Context, in *interaction, raw []byte, 
 		defer done()
 		ctx, cancel := context.WithTimeout(ctx, a.cfg.AnswerTimeout)
 		defer cancel()
+		// Work that returns without ending its ticket (a route that forgot to) must not
+		// hold a renewed lease forever; an explicit Abandon or Done comes first and wins.
+		defer t.Done(ctx, "ended")
 		if httpReply != nil {
 			<-ready
 		} else if !respond(ctx, resp) {
@@ -180,6 +183,7 @@ func (a *Adapter) resume(ctx context.Context, t *bot.Ticket) {
 	defer done()
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.AnswerTimeout)
 	defer cancel()
+	defer t.Done(ctx, "ended")
 	switch p.Kind {
 	case kindInteraction:
 		in, err := parseInteraction(p.Raw)

@@ -66,6 +66,9 @@ func (a *Adapter) accept(ctx context.Context, key string, p pending) (busy *bot.
 		defer done()
 		ctx, cancel := context.WithTimeout(ctx, a.cfg.AnswerTimeout)
 		defer cancel()
+		// Work that returns without ending its ticket (a route that forgot to) must not
+		// hold a renewed lease forever; an explicit Abandon or Done comes first and wins.
+		defer t.Done(ctx, "ended")
 		a.work(ctx, t, p)
 	})
 	if ok {
@@ -140,6 +143,7 @@ func (a *Adapter) resume(ctx context.Context, t *bot.Ticket) {
 	defer done()
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.AnswerTimeout)
 	defer cancel()
+	defer t.Done(ctx, "ended")
 	a.work(ctx, t, p)
 }
 

@@ -110,6 +110,18 @@ type Config struct {
 	// MoreBatch is how many further sources one "More sources" click shows; zero means 3.
 	MoreBatch int
 
+	// Lease is how long a question being answered stays claimed by its process without a
+	// renewal (Run renews it every Lease/3); after a crash the question is answered again
+	// once it has run out. Zero means 30s.
+	Lease time.Duration
+	// ResumeMaxAge is the oldest unfinished question Run answers after a restart; older ones
+	// get ApologyText instead. Zero means 15 minutes.
+	ResumeMaxAge time.Duration
+	// QueryLogRetention is how long query log rows (and feedback) are kept; zero means 90 days.
+	QueryLogRetention time.Duration
+	// PruneEvery is how often Run deletes expired state; zero means 1 hour.
+	PruneEvery time.Duration
+
 	// Registerer receives the bot's Prometheus metrics; nil leaves them unregistered.
 	Registerer prometheus.Registerer
 	// Logger receives request and error logs; nil discards.
@@ -174,6 +186,18 @@ func (c *Config) fill() error {
 	}
 	if c.AnswerTTL == 0 {
 		c.AnswerTTL = 90 * 24 * time.Hour
+	}
+	if c.Lease <= 0 {
+		c.Lease = 30 * time.Second
+	}
+	if c.ResumeMaxAge <= 0 {
+		c.ResumeMaxAge = 15 * time.Minute
+	}
+	if c.QueryLogRetention <= 0 {
+		c.QueryLogRetention = 90 * 24 * time.Hour
+	}
+	if c.PruneEvery <= 0 {
+		c.PruneEvery = time.Hour
 	}
 	if c.MoreBatch == 0 {
 		c.MoreBatch = 3

@@ -601,7 +601,8 @@ func TestPrivateRepliesAndUsage(t *testing.T) {
 // TestConcurrencyBounded: answers never block the gateway reader, and at most MaxConcurrent
 // questions are worked on at once.
 func TestConcurrencyBounded(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.MaxConcurrent = 1 })
+	h := newHarness(t)
+	h.core.slots = make(chan struct{}, 1)
 	release := make(chan struct{})
 	var mu sync.Mutex
 	running, peak := 0, 0

@@ -152,7 +152,9 @@ func (a *Adapter) askAbout(ctx context.Context, cb slack.InteractionCallback) {
 		a.sendEphemeral(ctx, meta.Channel, cb.User.ID, thread, withShare(a.core.Ask(ctx, req, nil)))
 		return
 	}
-	a.answer(ctx, meta.Channel, thread, req)
+	// Not a recorded delivery (a modal submission is not redelivered); the core's gate
+	// still bounds it and answers busy when full.
+	a.answer(ctx, nil, meta.Channel, thread, req, "")
 }
 
 // onNativeEvent handles the assistant side panel and App Home; false leaves the event to
@@ -160,13 +162,16 @@ func (a *Adapter) askAbout(ctx context.Context, cb slack.InteractionCallback) {
 func (a *Adapter) onNativeEvent(ctx context.Context, ev slackevents.EventsAPIEvent) bool {
 	switch e := ev.InnerEvent.Data.(type) {
 	case *slackevents.AssistantThreadStartedEvent:
-		a.suggest(ctx, e.AssistantThread.ChannelID, e.AssistantThread.ThreadTimeStamp)
+		// Events run before their acknowledgement: Web API calls go to the background.
+		a.background(ctx, "", "", "", func(ctx context.Context) {
+			a.suggest(ctx, e.AssistantThread.ChannelID, e.AssistantThread.ThreadTimeStamp)
+		})
 		return true
 	case *slackevents.AssistantThreadContextChangedEvent:
 		return true // footnote answers from its corpus, whatever channel the user looks at
 	case *slackevents.AppHomeOpenedEvent:
 		if e.Tab == "home" {
-			a.publishHome(ctx, e.User)
+			a.background(ctx, "", "", "", func(ctx context.Context) { a.publishHome(ctx, e.User) })
 		}
 		return true
 	}
@@ -273,22 +278,25 @@ func (a *Adapter) searching(ctx context.Context) string {
 // rendered reply (sources, buttons). false means nothing was posted and the caller should
 // answer the classic way (placeholder and chat.update): not an assistant thread, streaming
 // disabled, or chat.startStream failed.
-func (a *Adapter) answerNative(ctx context.Context, channel, thread string, req bot.Request) bool {
+func (a *Adapter) answerNative(ctx context.Context, t *bot.Ticket, channel, thread string, req bot.Request, prefix string) (string, bool) {
 	if !req.Private && a.policy(req.Tenant, channel).Private {
 		// A channel whose answers are private: no placeholder and no progressive text for
 		// everyone to read, only the finished answer for the asker.
 		req.Private = true
-		a.sendEphemeral(ctx, channel, req.User, thread, withShare(a.core.Ask(ctx, req, nil)))
-		return true
+		reply := a.core.Ask(ctx, req, nil)
+		if !a.sendEphemeral(ctx, channel, req.User, thread, withShare(reply)) {
+			return "undeliverable", true
+		}
+		return outcome(reply), true
 	}
 	if !assistantThread(channel, thread) {
-		return false
+		return "", false
 	}
 	a.title(ctx, channel, thread, bot.Clean(req.Text))
 	searching := a.searching(ctx)
 	a.status(ctx, channel, thread, searching, searching, "Reading the best sources…", "Writing a cited answer…")
 	if a.cfg.Native.DisableStreaming {
-		return false
+		return "", false
 	}
 	var ts string
 	err := a.retry(ctx, "chat.startStream", func() error {
@@ -299,12 +307,14 @@ func (a *Adapter) answerNative(ctx context.Context, channel, thread string, req 
 	})
 	if err != nil {
 		a.logAPI(err, channel, "step", "start stream; falling back to chat.update")
-		return false
+		return "", false
 	}
+	// The streamed message is this question's reply: a resumed attempt updates it.
+	t.Save(ctx, prefix+ts)
 	s := a.nativeStream(ctx, channel, ts)
 	reply := a.core.Ask(ctx, req, s.delta)
 	s.stop()
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deliverTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bot.DeliverTimeout)
 	defer cancel()
 	if err := a.retry(ctx, "chat.stopStream", func() error {
 		_, _, err := a.api.StopStreamContext(ctx, channel, ts)
@@ -315,26 +325,28 @@ func (a *Adapter) answerNative(ctx context.Context, channel, thread string, req 
 	switch {
 	case reply.Kind == bot.KindDuplicate:
 		a.deleteMessage(ctx, channel, ts)
-		return true
+		return "duplicate", true
 	case reply.Private:
 		a.deleteMessage(ctx, channel, ts)
-		a.sendEphemeral(ctx, channel, req.User, thread, withShare(reply))
-		return true
+		if !a.sendEphemeral(ctx, channel, req.User, thread, withShare(reply)) {
+			return "undeliverable", true
+		}
+		return outcome(reply), true
 	}
 	// The streamed text was the draft; the rendered reply (grounded citations, sources,
 	// buttons) replaces it.
 	msgs := renderNative(reply)
 	if err := a.update(ctx, channel, ts, msgs[0]); err != nil {
-		a.logAPI(err, channel, "step", "replace streamed answer", "request_id", reply.RequestID)
-		return true
+		a.logAPI(err, channel, "step", "replace streamed answer", "request_id", reply.RequestID, "key", t.Key())
+		return "undeliverable", true
 	}
 	for _, m := range msgs[1:] {
 		if _, err := a.post(ctx, channel, thread, m); err != nil {
 			a.logAPI(err, channel, "step", "post continuation", "request_id", reply.RequestID)
-			return true
+			break
 		}
 	}
-	return true
+	return outcome(reply), true
 }
 
 // nativeStreamer appends the newly generated text with chat.appendStream, at most once per

@@ -145,7 +145,7 @@ func TestShowSourceUploadsPage(t *testing.T) {
 // the source text instead of staying silent.
 func TestShowSourceUploadFailsVisibly(t *testing.T) {
 	h := newHarness(t, nil)
-	h.slack.failing["files.getUploadURLExternal"] = "missing_scope"
+	h.slack.erroring["files.getUploadURLExternal"] = "missing_scope"
 	h.core.act = func(ctx context.Context, c bot.Click) bot.Reply {
 		a := sampleAnswer()
 		return bot.Reply{Kind: bot.KindSource, AnswerID: a.AnswerID, Sources: a.Sources[:1],
@@ -326,7 +326,7 @@ func TestAssistantThread(t *testing.T) {
 // (placeholder, then chat.update).
 func TestStreamingFallsBack(t *testing.T) {
 	h := newHarness(t, nil)
-	h.slack.failing["chat.startStream"] = "not_allowed_token_type"
+	h.slack.erroring["chat.startStream"] = "not_allowed_token_type"
 	wantStatus(t, h.event(eventCallback("EvD", channelMessage("D1", "im", "8.2", "8.1", "What is attention?")), nil), http.StatusOK)
 	h.slack.waitCalls(t, "chat.update", 1)
 	h.a.Wait(t.Context())

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -39,5 +40,6 @@ func (a *app) addDiscord(m *Main, mux *http.ServeMux, b *bot.Bot) error {
 	mux.Handle("/discord/", d.Handler())
 	m.runners = append(m.runners, d.Run)
 	m.waiters = append(m.waiters, d.Wait)
+	m.health["discord"] = func(context.Context) string { return d.Health() }
 	return nil
 }

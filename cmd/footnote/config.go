@@ -92,6 +92,12 @@ type Config struct {
 	PublicURL   string        `yaml:"public_url" env:"FOOTNOTE_PUBLIC_URL"`       // base URL for page-picture links under sources
 	PageCacheMB int           `yaml:"page_cache_mb" env:"FOOTNOTE_PAGE_CACHE_MB"` // disk cap of rendered page pictures; 0 means 256
 	Routes      []RouteConfig `yaml:"routes" env:"-"`                             // per workspace/guild/channel corpus, privacy, method, generator
+
+	// Delivery and operation of `footnote serve`.
+	APIToken          Secret        `yaml:"-" env:"FOOTNOTE_API_TOKEN"`                             // bearer token for the JSON API; required off loopback
+	MetricsAddr       string        `yaml:"metrics_addr" env:"FOOTNOTE_METRICS_ADDR"`               // serve /metrics here instead of on FOOTNOTE_HTTP_ADDR
+	ResumeMaxAge      time.Duration `yaml:"resume_max_age" env:"FOOTNOTE_RESUME_MAX_AGE"`           // oldest unfinished question answered after a restart
+	QueryLogRetention time.Duration `yaml:"query_log_retention" env:"FOOTNOTE_QUERY_LOG_RETENTION"` // how long the query log is kept
 }
 
 // Defaults run fully offline: embedded store, local models when installed, extractive answers.
@@ -124,6 +130,9 @@ func Defaults() Config {
 		MaxConcurrent:  4,
 		QueueSize:      32,
 		UserRate:       10,
+
+		ResumeMaxAge:      15 * time.Minute,
+		QueryLogRetention: 90 * 24 * time.Hour,
 	}
 }
 
@@ -242,6 +251,12 @@ func (c *Config) Validate() error {
 	}
 	if c.SlackBotToken != "" && c.SlackAppToken == "" && c.SlackSigningSecret == "" {
 		errs = append(errs, errors.New("FOOTNOTE_SLACK_BOT_TOKEN is set but neither FOOTNOTE_SLACK_APP_TOKEN (Socket Mode) nor FOOTNOTE_SLACK_SIGNING_SECRET (HTTP mode) is"))
+	}
+	if c.ResumeMaxAge <= 0 {
+		errs = append(errs, fmt.Errorf("FOOTNOTE_RESUME_MAX_AGE=%s: want a positive duration such as 15m", c.ResumeMaxAge))
+	}
+	if c.QueryLogRetention <= 0 {
+		errs = append(errs, fmt.Errorf("FOOTNOTE_QUERY_LOG_RETENTION=%s: want a positive duration such as 2160h (90 days)", c.QueryLogRetention))
 	}
 	if c.DiscordToken != "" && c.DiscordAppID == "" {
 		errs = append(errs, errors.New("FOOTNOTE_DISCORD_TOKEN is set but FOOTNOTE_DISCORD_APP_ID is not (needed to register /ask)"))

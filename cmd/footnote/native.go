@@ -157,7 +157,7 @@ func (a *app) registerPages(mux *http.ServeMux) error {
 			r, err := pg.render(ctx, doc, n, "")
 			return r.PNG, err
 		},
-		Token: a.getenv("FOOTNOTE_API_TOKEN"),
+		Token: string(a.cfg.APIToken),
 	})
 	if err != nil {
 		return err

@@ -31,7 +31,10 @@ type Config struct {
 	// same MRR and refusals.
 	DocWeight float64
 
-	ContextTokens int     // prompt budget for sources; zero means 4000
+	// ContextTokens is the prompt budget for sources; zero means 4000. A generator that
+	// reports its limits (LimitedGenerator) lowers it to fit its context window and its
+	// measured prompt speed (see sourceBudget).
+	ContextTokens int
 	Temperature   float64 // zero means 0.1
 	MaxTokens     int     // zero means 1024
 	// CountTokens counts tokens for the context budget; nil approximates 4 chars per token.
@@ -42,8 +45,9 @@ type Config struct {
 
 // Pipeline answers questions over one corpus. It is safe for concurrent use.
 type Pipeline struct {
-	cfg Config
-	log *slog.Logger
+	cfg   Config
+	log   *slog.Logger
+	speed *prefillSpeed
 }
 
 // New validates cfg and fills its defaults.
@@ -88,5 +92,13 @@ func New(cfg Config) (*Pipeline, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Pipeline{cfg: cfg, log: log}, nil
+	speed := &prefillSpeed{}
+	if cfg.Generator != nil {
+		// Only generators that report limits use the measurement; the others pass through
+		// unwrapped, so nothing changes for them.
+		if _, ok := cfg.Generator.(LimitedGenerator); ok {
+			cfg.Generator = timedGenerator{Generator: cfg.Generator, count: cfg.CountTokens, speed: speed}
+		}
+	}
+	return &Pipeline{cfg: cfg, log: log, speed: speed}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"time"
 )
 
 // Config assembles a Pipeline. Zero values are documented per field.
@@ -35,8 +36,12 @@ type Config struct {
 	// reports its limits (LimitedGenerator) lowers it to fit its context window and its
 	// measured prompt speed (see sourceBudget).
 	ContextTokens int
-	Temperature   float64 // zero means 0.1
-	MaxTokens     int     // zero means 1024
+	// FirstTokenTarget is how long the generator may take to read a prompt before its
+	// first token, at its measured speed; zero means 15 s. It sizes the sources for slow
+	// (small, local, CPU) models; fast servers are bounded by ContextTokens alone.
+	FirstTokenTarget time.Duration
+	Temperature      float64 // zero means 0.1
+	MaxTokens        int     // zero means 1024
 	// CountTokens counts tokens for the context budget; nil approximates 4 chars per token.
 	CountTokens func(string) int
 
@@ -78,6 +83,9 @@ func New(cfg Config) (*Pipeline, error) {
 	}
 	if cfg.ContextTokens == 0 {
 		cfg.ContextTokens = 4000
+	}
+	if cfg.FirstTokenTarget == 0 {
+		cfg.FirstTokenTarget = 15 * time.Second
 	}
 	if cfg.Temperature == 0 {
 		cfg.Temperature = 0.1

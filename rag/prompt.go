@@ -154,9 +154,10 @@ func buildMessages(q Question, ev []evidence) []Message {
 	}
 }
 
-// answerInstruction closes the user message. Small models copy the shape of an example far
-// more reliably than they follow a rule, so it shows one: a sentence ending in its marker.
-const answerInstruction = `Answer from the sources above in a few sentences. End every sentence with the number of the source it comes from, for example: "Each encoder layer has two sub-layers [1]."`
+// answerInstruction closes the user message. It names the marker's shape but gives no
+// example sentence: a small model copies an example verbatim, and a copied claim with a
+// valid marker would look grounded.
+const answerInstruction = "Answer from the sources above in a few sentences. End every sentence with the number of its source in square brackets, like [1]."
 
 // markSentences ends every sentence of a source's text with the source's marker, so a
 // model that reuses a sentence, as small models mostly do, carries its citation along.
@@ -204,9 +205,11 @@ const (
 // sourceBudget is the token budget for the sources of one prompt: Config.ContextTokens,
 // lowered to what fits in the model's context window after the answer (Config.MaxTokens)
 // and the fixed prompt, and to what the server can read before the first-token timeout at
-// its measured speed (footnote's own measurement of earlier answers when it has one, else
-// the server's). A small local model so gets fewer and shorter sources instead of a
-// timeout.
+// its measured speed within Config.FirstTokenTarget (footnote's own measurement of earlier
+// answers when it has one, else the server's). A small local model so gets fewer and
+// shorter sources instead of a long wait or a timeout. The speed budget leaves out the
+// system prompt: it is the same in every request, and servers (llama.cpp, vLLM) keep it
+// in their prompt cache.
 func (p *Pipeline) sourceBudget(ctx context.Context) int {
 	budget := p.cfg.ContextTokens
 	lg, ok := p.cfg.Generator.(LimitedGenerator)
@@ -223,8 +226,13 @@ func (p *Pipeline) sourceBudget(ctx context.Context) int {
 	if rate == 0 {
 		rate = lim.PrefillPerSec
 	}
-	if rate > 0 && lim.FirstTokenTimeout > 0 {
-		budget = min(budget, int(rate*lim.FirstTokenTimeout.Seconds()*speedMargin)-fixed)
+	if rate > 0 {
+		wait := p.cfg.FirstTokenTarget
+		if lim.FirstTokenTimeout > 0 {
+			wait = min(wait, time.Duration(float64(lim.FirstTokenTimeout)*speedMargin))
+		}
+		read := int(rate*wait.Seconds()*tokenizerMargin) - p.cfg.CountTokens(answerInstruction) - questionAllowance
+		budget = min(budget, read)
 	}
 	if budget < minSourceBudget {
 		budget = minSourceBudget
@@ -286,7 +294,9 @@ func (g timedGenerator) Generate(ctx context.Context, req GenerateRequest, fn fu
 			first = time.Since(start)
 			tokens := 0
 			for _, m := range req.Messages {
-				tokens += g.count(m.Content)
+				if m.Role != "system" { // cached by the server after the first request
+					tokens += g.count(m.Content)
+				}
 			}
 			g.speed.observe(tokens, first)
 		}

@@ -74,7 +74,15 @@ print("footnote llm: stopped", flush=True)
 
 // llmPaths are the local model's files: everything under one folder of the tools cache.
 type llmPaths struct {
-	dir, venv, python, model, script, pid, log, stamp string
+	dir, venv, python, model, script, stamp string
+}
+
+// pid and log files are per port, so a test server and a developer's can run side by side.
+func (p llmPaths) pid(port int) string {
+	return filepath.Join(p.dir, fmt.Sprintf("server-%d.pid", port))
+}
+func (p llmPaths) log(port int) string {
+	return filepath.Join(p.dir, fmt.Sprintf("server-%d.log", port))
 }
 
 func localLLMPaths(getenv func(string) string) llmPaths {
@@ -91,8 +99,6 @@ func localLLMPaths(getenv func(string) string) llmPaths {
 		python: filepath.Join(venv, "bin", "python"),
 		model:  filepath.Join(dir, filepath.Base(llmModelMember)),
 		script: filepath.Join(dir, "serve.py"),
-		pid:    filepath.Join(dir, "server.pid"),
-		log:    filepath.Join(dir, "server.log"),
 		stamp:  filepath.Join(venv, ".footnote-installed"),
 	}
 }
@@ -161,9 +167,10 @@ OLLAMA_HOST at a bigger server for better answers.`,
 		Short: "Stop the server started by `footnote llm start` (by its pid)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.stopLocalLLM()
+			return a.stopLocalLLM(o.port)
 		},
 	}
+	stop.Flags().IntVar(&o.port, "port", o.port, "port on 127.0.0.1")
 	status := &cobra.Command{
 		Use:   "status",
 		Short: "Say whether the background server runs and answers; exit 1 when not",
@@ -408,7 +415,7 @@ func (a *app) serveLocalLLM(ctx context.Context, o llmOptions) error {
 }
 
 func (a *app) startLocalLLM(ctx context.Context, o llmOptions) error {
-	if pid, ok := runningPid(localLLMPaths(a.getenv).pid); ok {
+	if pid, ok := runningPid(localLLMPaths(a.getenv).pid(o.port)); ok {
 		if llmAnswers(ctx, o.port) {
 			fmt.Fprintf(a.out, "llm already running (pid %d) on http://127.0.0.1:%d/v1\n", pid, o.port)
 			return nil
@@ -419,7 +426,7 @@ func (a *app) startLocalLLM(ctx context.Context, o llmOptions) error {
 	if err != nil {
 		return err
 	}
-	logf, err := os.Create(p.log)
+	logf, err := os.Create(p.log(o.port))
 	if err != nil {
 		return err
 	}
@@ -432,7 +439,7 @@ func (a *app) startLocalLLM(ctx context.Context, o llmOptions) error {
 		return err
 	}
 	pid := c.Process.Pid
-	if err := os.WriteFile(p.pid, []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(p.pid(o.port), []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
 		c.Process.Kill()
 		return err
 	}
@@ -442,23 +449,23 @@ func (a *app) startLocalLLM(ctx context.Context, o llmOptions) error {
 	for !llmAnswers(ctx, o.port) {
 		select {
 		case err := <-exited:
-			os.Remove(p.pid)
-			return fmt.Errorf("llm: the server exited during start-up (%v); last log lines:\n%s", err, tail(p.log, 20))
+			os.Remove(p.pid(o.port))
+			return fmt.Errorf("llm: the server exited during start-up (%v); last log lines:\n%s", err, tail(p.log(o.port), 20))
 		case <-ctx.Done():
 			stopPid(pid)
-			os.Remove(p.pid)
+			os.Remove(p.pid(o.port))
 			return ctx.Err()
 		case <-time.After(200 * time.Millisecond):
 		}
 		if time.Since(began) > o.wait {
 			stopPid(pid)
-			os.Remove(p.pid)
-			return fmt.Errorf("llm: no answer on 127.0.0.1:%d within %s; last log lines:\n%s", o.port, o.wait, tail(p.log, 20))
+			os.Remove(p.pid(o.port))
+			return fmt.Errorf("llm: no answer on 127.0.0.1:%d within %s; last log lines:\n%s", o.port, o.wait, tail(p.log(o.port), 20))
 		}
 	}
 	warm := llmWarmUp(ctx, o.port)
 	fmt.Fprintf(a.out, "llm running (pid %d, %d thread(s), context %d) on http://127.0.0.1:%d/v1 after %s%s; log %s\n",
-		pid, o.threads, o.ctx, o.port, time.Since(began).Round(100*time.Millisecond), warm, p.log)
+		pid, o.threads, o.ctx, o.port, time.Since(began).Round(100*time.Millisecond), warm, p.log(o.port))
 	fmt.Fprintf(a.out, "use: FOOTNOTE_LLM=openai OPENAI_BASE_URL=http://127.0.0.1:%d/v1\n", o.port)
 	return nil
 }
@@ -487,24 +494,24 @@ func llmWarmUp(ctx context.Context, port int) string {
 	return fmt.Sprintf(", prompt speed %.0f tokens/s", r.Timings.PromptPerSecond)
 }
 
-func (a *app) stopLocalLLM() error {
-	p := localLLMPaths(a.getenv)
-	pid, ok := runningPid(p.pid)
+func (a *app) stopLocalLLM(port int) error {
+	pf := localLLMPaths(a.getenv).pid(port)
+	pid, ok := runningPid(pf)
 	if !ok {
-		os.Remove(p.pid)
-		fmt.Fprintln(a.out, "llm not running")
+		os.Remove(pf)
+		fmt.Fprintf(a.out, "llm not running on port %d\n", port)
 		return nil
 	}
 	stopPid(pid)
-	os.Remove(p.pid)
-	fmt.Fprintf(a.out, "llm stopped (pid %d)\n", pid)
+	os.Remove(pf)
+	fmt.Fprintf(a.out, "llm stopped (pid %d, port %d)\n", pid, port)
 	return nil
 }
 
 func (a *app) statusLocalLLM(ctx context.Context, port int) error {
-	pid, ok := runningPid(localLLMPaths(a.getenv).pid)
+	pid, ok := runningPid(localLLMPaths(a.getenv).pid(port))
 	if !ok {
-		fmt.Fprintln(a.out, "llm not running")
+		fmt.Fprintf(a.out, "llm not running on port %d\n", port)
 		return exitError{1}
 	}
 	if !llmAnswers(ctx, port) {

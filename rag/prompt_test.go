@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
@@ -168,5 +169,80 @@ func TestFormatSourceDefusesTags(t *testing.T) {
 	got := formatSource(e)
 	if strings.Count(got, "</source>") != 1 || strings.Count(got, "<source ") != 1 {
 		t.Errorf("a tag in the passage survived:\n%s", got)
+	}
+}
+
+// limitedGen reports fixed limits and streams one reply.
+type limitedGen struct {
+	lim   ModelLimits
+	reply string
+	delay time.Duration // before the first delta
+}
+
+func (g limitedGen) Name() string                       { return "limited" }
+func (g limitedGen) Limits(context.Context) ModelLimits { return g.lim }
+func (g limitedGen) Generate(ctx context.Context, _ GenerateRequest, fn func(string) error) error {
+	time.Sleep(g.delay)
+	return fn(g.reply)
+}
+
+// The source budget shrinks to the model's context window and to what it can read within
+// the first-token target; it never grows past ContextTokens, never falls below the minimum,
+// and a generator without limits keeps ContextTokens.
+func TestSourceBudgetFollowsModelLimits(t *testing.T) {
+	words := func(s string) int { return len(strings.Fields(s)) }
+	fixed := words(systemPrompt) + words(answerInstruction) + questionAllowance
+	cases := []struct {
+		name string
+		gen  Generator
+		want int
+	}{
+		{"no limits", scriptedNoLimits{}, 4000},
+		{"unknown limits", limitedGen{}, 4000},
+		{"big window", limitedGen{lim: ModelLimits{ContextTokens: 128000}}, 4000},
+		{"4k window", limitedGen{lim: ModelLimits{ContextTokens: 4096}}, int(float64(4096-1024)*tokenizerMargin) - fixed},
+		{"slow model", limitedGen{lim: ModelLimits{ContextTokens: 4096, PrefillPerSec: 60, FirstTokenTimeout: 90 * time.Second}},
+			int(60*15*tokenizerMargin) - words(answerInstruction) - questionAllowance},
+		{"short first-token timeout", limitedGen{lim: ModelLimits{ContextTokens: 4096, PrefillPerSec: 60, FirstTokenTimeout: 20 * time.Second}},
+			int(60*10*tokenizerMargin) - words(answerInstruction) - questionAllowance},
+		{"very slow model", limitedGen{lim: ModelLimits{ContextTokens: 4096, PrefillPerSec: 5, FirstTokenTimeout: 90 * time.Second}}, minSourceBudget},
+		{"tiny window", limitedGen{lim: ModelLimits{ContextTokens: 512}}, minSourceBudget},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := testPipeline(t, Config{Generator: c.gen, CountTokens: words, MaxTokens: 4096})
+			if got := p.sourceBudget(t.Context()); got != c.want {
+				t.Errorf("sourceBudget = %d, want %d", got, c.want)
+			}
+		})
+	}
+}
+
+type scriptedNoLimits struct{}
+
+func (scriptedNoLimits) Name() string { return "plain" }
+func (scriptedNoLimits) Generate(ctx context.Context, _ GenerateRequest, fn func(string) error) error {
+	return fn("x")
+}
+
+// footnote's own measurement of the prompt speed (prompt tokens without the cached system
+// prompt, over the time to the first text) replaces the server's for the next budget.
+func TestPrefillSpeedMeasured(t *testing.T) {
+	words := func(s string) int { return len(strings.Fields(s)) }
+	gen := limitedGen{lim: ModelLimits{PrefillPerSec: 1000, FirstTokenTimeout: time.Minute}, reply: "ok", delay: 200 * time.Millisecond}
+	p := testPipeline(t, Config{Generator: gen, CountTokens: words, FirstTokenTarget: time.Second})
+	before := p.sourceBudget(t.Context())
+	user := strings.Repeat("word ", 100)
+	err := p.cfg.Generator.Generate(t.Context(), GenerateRequest{Messages: []Message{{Role: "system", Content: strings.Repeat("sys ", 5000)}, {Role: "user", Content: user}}}, func(string) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	rate := p.speed.rate()
+	// 100 tokens in at least 200 ms: at most 500 tokens/s, far below the server's 1000.
+	if rate <= 0 || rate > 500 {
+		t.Fatalf("measured rate = %g tokens/s, want (0, 500]", rate)
+	}
+	if after := p.sourceBudget(t.Context()); after >= before {
+		t.Errorf("budget after a slow answer = %d, want below %d", after, before)
 	}
 }

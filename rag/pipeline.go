@@ -53,6 +53,9 @@ type Pipeline struct {
 	cfg   Config
 	log   *slog.Logger
 	speed *prefillSpeed
+	// limits reports the generator's model limits; nil when it cannot (then the prompt
+	// budget is ContextTokens alone).
+	limits func(context.Context) ModelLimits
 }
 
 // New validates cfg and fills its defaults.
@@ -101,12 +104,12 @@ func New(cfg Config) (*Pipeline, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	speed := &prefillSpeed{}
+	var limits func(context.Context) ModelLimits
 	if cfg.Generator != nil {
-		// Only generators that report limits use the measurement; the others pass through
-		// unwrapped, so nothing changes for them.
-		if _, ok := cfg.Generator.(LimitedGenerator); ok {
-			cfg.Generator = timedGenerator{Generator: cfg.Generator, count: cfg.CountTokens, speed: speed}
+		if lg, ok := cfg.Generator.(LimitedGenerator); ok {
+			limits = lg.Limits
 		}
+		cfg.Generator = watchedGenerator{Generator: cfg.Generator, count: cfg.CountTokens, speed: speed}
 	}
-	return &Pipeline{cfg: cfg, log: log, speed: speed}, nil
+	return &Pipeline{cfg: cfg, log: log, speed: speed, limits: limits}, nil
 }

@@ -3,6 +3,7 @@ package rag
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -212,11 +213,10 @@ const (
 // in their prompt cache.
 func (p *Pipeline) sourceBudget(ctx context.Context) int {
 	budget := p.cfg.ContextTokens
-	lg, ok := p.cfg.Generator.(LimitedGenerator)
-	if !ok {
+	if p.limits == nil {
 		return budget
 	}
-	lim := lg.Limits(ctx)
+	lim := p.limits(ctx)
 	fixed := p.cfg.CountTokens(systemPrompt) + p.cfg.CountTokens(answerInstruction) + questionAllowance
 	if lim.ContextTokens > 0 {
 		answer := min(p.cfg.MaxTokens, lim.ContextTokens/4)
@@ -271,25 +271,26 @@ func (s *prefillSpeed) observe(tokens int, first time.Duration) {
 	s.ewm = 0.5*s.ewm + 0.5*r
 }
 
-// timedGenerator measures the prompt speed of every generation for sourceBudget; it is
-// the pipeline's view of Config.Generator and passes everything else through.
-type timedGenerator struct {
+// watchedGenerator is the pipeline's view of Config.Generator. It measures the prompt
+// speed of every generation for sourceBudget, and it ends a generation that has fallen
+// into a loop (see loopGuard).
+type watchedGenerator struct {
 	Generator
 	count func(string) int
 	speed *prefillSpeed
 }
 
-func (g timedGenerator) Limits(ctx context.Context) ModelLimits {
-	if lg, ok := g.Generator.(LimitedGenerator); ok {
-		return lg.Limits(ctx)
-	}
-	return ModelLimits{}
-}
-
-func (g timedGenerator) Generate(ctx context.Context, req GenerateRequest, fn func(string) error) error {
+func (g watchedGenerator) Generate(ctx context.Context, req GenerateRequest, fn func(string) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	start := time.Now()
 	first := time.Duration(0)
-	return g.Generator.Generate(ctx, req, func(delta string) error {
+	var guard loopGuard
+	looped := false
+	err := g.Generator.Generate(ctx, req, func(delta string) error {
+		if looped {
+			return nil
+		}
 		if first == 0 && delta != "" {
 			first = time.Since(start)
 			tokens := 0
@@ -300,9 +301,92 @@ func (g timedGenerator) Generate(ctx context.Context, req GenerateRequest, fn fu
 			}
 			g.speed.observe(tokens, first)
 		}
-		return fn(delta)
+		out, stop := guard.write(delta)
+		if stop {
+			looped = true
+			cancel() // the server stops generating once the connection closes
+		}
+		if out == "" {
+			return nil
+		}
+		return fn(out)
 	})
+	if looped && ctx.Err() != nil {
+		// The answer is complete up to the loop; ending it is not a failure.
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if rest := guard.flush(); rest != "" {
+		return fn(rest)
+	}
+	return nil
 }
+
+// loopGuard catches a small model repeating itself: once a sentence is complete, a
+// sentence that begins like an earlier one is held back until it either differs (then it
+// is let through) or ends identical (then the generation stops there, the repeat unseen).
+// Other text streams through unchanged.
+type loopGuard struct {
+	seen []string        // completed sentences, normalised
+	cur  strings.Builder // the sentence being written
+	held strings.Builder // text of cur not yet passed on
+}
+
+// loopMinWords keeps short sentences ("Yes.", "See [1].") from counting as a loop.
+const loopMinWords = 4
+
+func (g *loopGuard) write(delta string) (out string, stop bool) {
+	var b strings.Builder
+	release := func() {
+		b.WriteString(g.held.String())
+		g.held.Reset()
+	}
+	for _, r := range delta {
+		g.cur.WriteRune(r)
+		norm := normSentence(g.cur.String())
+		if strings.ContainsRune(".!?\n", r) {
+			if len(strings.Fields(norm)) >= loopMinWords && slices.Contains(g.seen, norm) {
+				g.held.Reset()
+				return b.String(), true
+			}
+			if norm != "" {
+				g.seen = append(g.seen, norm)
+			}
+			g.cur.Reset()
+			release()
+			b.WriteRune(r)
+			continue
+		}
+		// Hold while the sentence could still turn out a repeat of an earlier one.
+		if norm != "" && g.prefixOfSeen(norm) {
+			g.held.WriteRune(r)
+			continue
+		}
+		release()
+		b.WriteRune(r)
+	}
+	return b.String(), false
+}
+
+func (g *loopGuard) prefixOfSeen(norm string) bool {
+	for _, s := range g.seen {
+		if strings.HasPrefix(s, norm) {
+			return true
+		}
+	}
+	return false
+}
+
+// flush passes on held text when the answer ends mid-sentence.
+func (g *loopGuard) flush() string {
+	s := g.held.String()
+	g.held.Reset()
+	return s
+}
+
+func normSentence(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
 
 func recentHistory(h []Turn) []Turn {
 	if len(h) > historyTurns {

@@ -246,3 +246,85 @@ func TestPrefillSpeedMeasured(t *testing.T) {
 		t.Errorf("budget after a slow answer = %d, want below %d", after, before)
 	}
 }
+
+// tokens splits s into small pieces as a server streams them.
+func tokens(s string) []string {
+	var out []string
+	for len(s) > 0 {
+		n := min(3, len(s))
+		out = append(out, s[:n])
+		s = s[n:]
+	}
+	return out
+}
+
+// A generation that repeats a sentence ends before the repeat shows; any other text,
+// including short repeated sentences and sentences that merely start alike, passes
+// through unchanged and in order.
+func TestLoopGuard(t *testing.T) {
+	loop := "RAG has a retriever and a generator [1]. The output is the probability of the target token. The output is the probability of the target token. The output is"
+	cases := []struct {
+		name, in, want string
+		stop           bool
+	}{
+		{"loop", loop, "RAG has a retriever and a generator [1]. The output is the probability of the target token.", true},
+		{"no loop", "The encoder has six layers [1]. The decoder has six layers too [1]. The encoder has six layers and more [2].", "", false},
+		{"short repeats", "Yes [1]. Yes [1]. See above. See above.", "", false},
+		{"unfinished", "The encoder has six layers. The encoder has", "", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var g loopGuard
+			var out strings.Builder
+			stopped := false
+			for _, d := range tokens(c.in) {
+				o, stop := g.write(d)
+				out.WriteString(o)
+				if stop {
+					stopped = true
+					break
+				}
+			}
+			if !stopped {
+				out.WriteString(g.flush())
+			}
+			want := c.want
+			if want == "" {
+				want = c.in
+			}
+			if stopped != c.stop || strings.TrimSpace(out.String()) != want {
+				t.Errorf("out = %q (stopped %v), want %q (stopped %v)", out.String(), stopped, want, c.stop)
+			}
+		})
+	}
+}
+
+// Through the pipeline's view of the generator, a looping model's answer ends at the loop
+// and is not an error.
+func TestWatchedGeneratorEndsLoop(t *testing.T) {
+	gen := scriptedDeltas(tokens("The model is small. It repeats itself a lot. It repeats itself a lot. It repeats itself a lot."))
+	p := testPipeline(t, Config{Generator: gen})
+	var out strings.Builder
+	err := p.cfg.Generator.Generate(t.Context(), GenerateRequest{}, func(d string) error { out.WriteString(d); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.TrimSpace(out.String()), "The model is small. It repeats itself a lot."; got != want {
+		t.Errorf("answer = %q, want %q", got, want)
+	}
+}
+
+type scriptedDeltas []string
+
+func (scriptedDeltas) Name() string { return "scripted" }
+func (s scriptedDeltas) Generate(ctx context.Context, _ GenerateRequest, fn func(string) error) error {
+	for _, d := range s {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := fn(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -7,12 +7,17 @@ package main
 
 import (
 	"encoding/json"
+	"io"
+	"maps"
 	"net"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/footnote-dev/footnote/internal/corpustest"
 	"github.com/footnote-dev/footnote/rag"
 	"github.com/footnote-dev/footnote/rag/generate/generatetest"
 )
@@ -161,4 +166,105 @@ func TestAskLLMServerDown(t *testing.T) {
 	if a.Refused || a.Citations == 0 {
 		t.Errorf("fallback answer %q: want a cited extractive answer", a.Answer)
 	}
+}
+
+// firstWrite records when the first answer text reaches the terminal.
+type firstWrite struct {
+	start time.Time
+	first time.Duration
+	buf   strings.Builder
+}
+
+func (w *firstWrite) Write(p []byte) (int, error) {
+	if w.first == 0 && len(p) > 0 {
+		w.first = time.Since(w.start)
+	}
+	return w.buf.Write(p)
+}
+
+// BenchmarkAskLocalLLM times `footnote ask` on the research-paper corpus answered by the
+// local model: time to the first answer text on the terminal and total time, against the
+// extractive answer of the same question in the same run (the retrieval floor). It needs
+// an indexed data dir, e.g.
+//
+//	bin/footnote index ../shared/corpus/papers --data-dir /tmp/fn-bench
+//	bash deploy/llm.sh start 18181
+//	FOOTNOTE_BENCH_DATA_DIR=/tmp/fn-bench FOOTNOTE_LLM_TEST_URL=http://127.0.0.1:18181/v1 \
+//	  go test -run '^$' -bench AskLocalLLM -benchtime 5x ./cmd/footnote/
+//
+// Set FOOTNOTE_EMBEDDERS to what the data dir was indexed with.
+func BenchmarkAskLocalLLM(b *testing.B) {
+	url := generatetest.RealServer(b)
+	data := os.Getenv("FOOTNOTE_BENCH_DATA_DIR")
+	if data == "" {
+		b.Skip("FOOTNOTE_BENCH_DATA_DIR (an indexed corpus) is not set")
+	}
+	qs := benchQuestions(b)
+	base := map[string]string{
+		"FOOTNOTE_DATA_DIR":   data,
+		"FOOTNOTE_MODELS_DIR": corpustest.ModelsDir(),
+		"FOOTNOTE_EMBEDDERS":  os.Getenv("FOOTNOTE_EMBEDDERS"),
+	}
+	llm := maps.Clone(base)
+	llm["FOOTNOTE_LLM"], llm["OPENAI_BASE_URL"] = "openai", url
+	ask := func(env map[string]string, q string) (first, total time.Duration, out string) {
+		w := &firstWrite{start: time.Now()}
+		a := &app{out: w, errOut: io.Discard, getenv: func(k string) string { return env[k] }}
+		root := a.rootCommand()
+		root.SetArgs([]string{"ask", q})
+		root.SetOut(w)
+		if err := root.ExecuteContext(b.Context()); err != nil {
+			b.Fatal(err)
+		}
+		a.close()
+		return w.first, time.Since(w.start), w.buf.String()
+	}
+	var llmFirst, llmTotal, extTotal time.Duration
+	fallbacks := 0
+	for i := 0; b.Loop(); i++ {
+		q := qs[i%len(qs)]
+		_, t, _ := ask(base, q)
+		extTotal += t
+		f, t, out := ask(llm, q)
+		llmFirst += f
+		llmTotal += t
+		if strings.Contains(out, "did not answer") {
+			fallbacks++
+		}
+		if i == 0 {
+			b.Logf("%s\n%s(first text after %s, all in %s)", q, out, f.Round(time.Millisecond), t.Round(time.Millisecond))
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(llmFirst.Milliseconds())/n, "llm-first-ms")
+	b.ReportMetric(float64(llmTotal.Milliseconds())/n, "llm-total-ms")
+	b.ReportMetric(float64(extTotal.Milliseconds())/n, "extractive-total-ms")
+	b.ReportMetric(float64(llmTotal)/float64(extTotal), "llm/extractive")
+	b.ReportMetric(float64(fallbacks), "fallbacks")
+}
+
+func benchQuestions(b *testing.B) []string {
+	f, err := os.Open(corpustest.Questions(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	var qs []string
+	dec := json.NewDecoder(f)
+	for {
+		var q struct {
+			Question   string `json:"question"`
+			Answerable bool   `json:"answerable"`
+		}
+		if err := dec.Decode(&q); err != nil {
+			break
+		}
+		if q.Answerable {
+			qs = append(qs, q.Question)
+		}
+	}
+	if len(qs) == 0 {
+		b.Fatal("no answerable questions")
+	}
+	return qs
 }

@@ -109,7 +109,7 @@ func New(cfg Config) (*Pipeline, error) {
 		if lg, ok := cfg.Generator.(LimitedGenerator); ok {
 			limits = lg.Limits
 		}
-		cfg.Generator = watchedGenerator{Generator: cfg.Generator, count: cfg.CountTokens, speed: speed}
+		cfg.Generator = watchedGenerator{Generator: cfg.Generator, count: cfg.CountTokens, speed: speed, limits: limits}
 	}
 	return &Pipeline{cfg: cfg, log: log, speed: speed, limits: limits}, nil
 }

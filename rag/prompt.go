@@ -220,6 +220,9 @@ func (p *Pipeline) sourceBudget(ctx context.Context) int {
 	fixed := p.cfg.CountTokens(systemPrompt) + p.cfg.CountTokens(answerInstruction) + questionAllowance
 	if lim.ContextTokens > 0 {
 		answer := min(p.cfg.MaxTokens, lim.ContextTokens/4)
+		if lim.ContextTokens <= smallModelContext {
+			answer = min(answer, smallModelAnswer)
+		}
 		budget = min(budget, int(float64(lim.ContextTokens-answer)*tokenizerMargin)-fixed)
 	}
 	rate := p.speed.rate()
@@ -276,11 +279,27 @@ func (s *prefillSpeed) observe(tokens int, first time.Duration) {
 // into a loop (see loopGuard).
 type watchedGenerator struct {
 	Generator
-	count func(string) int
-	speed *prefillSpeed
+	count  func(string) int
+	speed  *prefillSpeed
+	limits func(context.Context) ModelLimits // nil when the generator cannot tell
 }
 
+// Small models: a context window up to smallModelContext tokens gets answers of at most
+// smallModelAnswer tokens (a few sentences; SmolLM2-135M at 4,096 otherwise writes on to
+// its limit).
+const (
+	smallModelContext = 8192
+	smallModelAnswer  = 256
+)
+
 func (g watchedGenerator) Generate(ctx context.Context, req GenerateRequest, fn func(string) error) error {
+	if g.limits != nil {
+		// A model with a small window is a small model: it rambles rather than stops, so its
+		// answer is capped at what a few sentences need.
+		if n := g.limits(ctx).ContextTokens; n > 0 && n <= smallModelContext && (req.MaxTokens == 0 || req.MaxTokens > smallModelAnswer) {
+			req.MaxTokens = smallModelAnswer
+		}
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	start := time.Now()

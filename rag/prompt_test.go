@@ -200,7 +200,9 @@ func TestSourceBudgetFollowsModelLimits(t *testing.T) {
 		{"no limits", scriptedNoLimits{}, 4000},
 		{"unknown limits", limitedGen{}, 4000},
 		{"big window", limitedGen{lim: ModelLimits{ContextTokens: 128000}}, 4000},
-		{"4k window", limitedGen{lim: ModelLimits{ContextTokens: 4096}}, int(float64(4096-1024)*tokenizerMargin) - fixed},
+		{"4k window", limitedGen{lim: ModelLimits{ContextTokens: 4096}}, int(float64(4096-smallModelAnswer)*tokenizerMargin) - fixed},
+		{"16k window", limitedGen{lim: ModelLimits{ContextTokens: 16384}}, 4000},
+		{"6k window", limitedGen{lim: ModelLimits{ContextTokens: 6000}}, int(float64(6000-smallModelAnswer)*tokenizerMargin) - fixed},
 		{"slow model", limitedGen{lim: ModelLimits{ContextTokens: 4096, PrefillPerSec: 60, FirstTokenTimeout: 90 * time.Second}},
 			int(60*15*tokenizerMargin) - words(answerInstruction) - questionAllowance},
 		{"short first-token timeout", limitedGen{lim: ModelLimits{ContextTokens: 4096, PrefillPerSec: 60, FirstTokenTimeout: 20 * time.Second}},
@@ -327,4 +329,33 @@ func (s scriptedDeltas) Generate(ctx context.Context, _ GenerateRequest, fn func
 		}
 	}
 	return nil
+}
+
+// recordingGen reports limits and records the answer length it was asked for.
+type recordingGen struct {
+	lim ModelLimits
+	got *int
+}
+
+func (g recordingGen) Name() string                       { return "recording" }
+func (g recordingGen) Limits(context.Context) ModelLimits { return g.lim }
+func (g recordingGen) Generate(_ context.Context, req GenerateRequest, fn func(string) error) error {
+	*g.got = req.MaxTokens
+	return fn("ok")
+}
+
+// A small-window (small) model's answer is capped; a big model keeps the configured length.
+func TestSmallModelAnswerCap(t *testing.T) {
+	for _, c := range []struct {
+		window, want int
+	}{{4096, smallModelAnswer}, {32768, 512}, {0, 512}} {
+		var got int
+		p := testPipeline(t, Config{Generator: recordingGen{lim: ModelLimits{ContextTokens: c.window}, got: &got}, MaxTokens: 512})
+		if err := p.cfg.Generator.Generate(t.Context(), GenerateRequest{MaxTokens: 512}, func(string) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("window %d: max_tokens %d, want %d", c.window, got, c.want)
+		}
+	}
 }

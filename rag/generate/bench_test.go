@@ -138,3 +138,28 @@ func BenchmarkRealServerOverhead(b *testing.B) {
 	b.ReportMetric(float64(d.first.Milliseconds())/n, "direct-first-ms")
 	b.ReportMetric(float64(f.first.Milliseconds())/n, "footnote-first-ms")
 }
+
+// BenchmarkClientCeiling streams 1,000 one-token deltas from the local protocol fake
+// through each generator: how many tokens per second footnote's side can take at most,
+// next to the tens per second a CPU model writes (BenchmarkRealServerOverhead).
+func BenchmarkClientCeiling(b *testing.B) {
+	deltas := make([]string, 1000)
+	for i := range deltas {
+		deltas[i] = " tok"
+	}
+	srv := generatetest.New(b, generatetest.Static(generatetest.Reply{Deltas: deltas}))
+	ol, _ := generate.NewOllama(generate.OllamaConfig{Host: srv.URL, Model: "m"})
+	oa, _ := generate.NewOpenAI(generate.OpenAIConfig{BaseURL: srv.OpenAIBaseURL(), Model: "m"})
+	for _, g := range []rag.Generator{oa, ol} {
+		b.Run(strings.Split(g.Name(), ":")[0], func(b *testing.B) {
+			n := 0
+			start := time.Now()
+			for b.Loop() {
+				if err := g.Generate(b.Context(), request, func(string) error { n++; return nil }); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n)/time.Since(start).Seconds(), "tok/s")
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -361,5 +362,33 @@ func TestOpenAILimitsProbe(t *testing.T) {
 				t.Errorf("Name() = %q, want openai:%s", got, c.wantModel)
 			}
 		})
+	}
+}
+
+// A server that did not answer the probe is asked again on the next question, so its
+// context window is known as soon as it is back.
+func TestOpenAILimitsRetryAfterNoAnswer(t *testing.T) {
+	var up atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !up.Load() {
+			panic(http.ErrAbortHandler) // the connection drops without a response
+		}
+		if r.URL.Path == "/v1/models" {
+			w.Write([]byte(`{"data":[{"id":"m","meta":{"n_ctx":2048}}]}`))
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	defer srv.Close()
+	g, err := generate.NewOpenAI(generate.OpenAIConfig{BaseURL: srv.URL + "/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lim := g.Limits(t.Context()); lim.ContextTokens != 0 {
+		t.Fatalf("Limits() from a server that does not answer = %+v", lim)
+	}
+	up.Store(true)
+	if lim := g.Limits(t.Context()); lim.ContextTokens != 2048 {
+		t.Errorf("Limits() once the server answers = %+v, want context 2048", lim)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -38,7 +39,7 @@ func newProber(base, key string, hc *http.Client, fixedCtx int, firstToken time.
 	return &prober{base: strings.TrimRight(base, "/"), key: key, hc: hc, fixedCtx: fixedCtx, firstToken: firstToken}
 }
 
-// local reports whether the base URL is OpenAI's own API, which has nothing to probe.
+// remoteOpenAI reports whether the base URL is OpenAI's own API, which reports neither.
 func (p *prober) remoteOpenAI() bool { return strings.HasPrefix(p.base, "https://api.openai.com") }
 
 func (p *prober) limits(ctx context.Context) rag.ModelLimits {
@@ -55,14 +56,20 @@ func (p *prober) limits(ctx context.Context) rag.ModelLimits {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	lim := rag.ModelLimits{ContextTokens: p.fixedCtx, FirstTokenTimeout: p.firstToken}
-	if n, model := p.models(ctx); model != "" {
+	n, model, ok := p.models(ctx)
+	if model != "" {
 		p.model = model
-		if lim.ContextTokens == 0 {
-			lim.ContextTokens = n
-		}
+	}
+	if lim.ContextTokens == 0 {
+		lim.ContextTokens = n
 	}
 	lim.PrefillPerSec = p.promptSpeed(ctx)
-	p.at, p.lim = time.Now(), lim
+	p.lim = lim
+	// A server that did not answer is asked again next time: once it is back, its window
+	// must be known before a prompt overflows it.
+	if ok {
+		p.at = time.Now()
+	}
 	return lim
 }
 
@@ -93,10 +100,12 @@ func (p *prober) get(ctx context.Context, url string) (*http.Response, error) {
 	return resp, nil
 }
 
-func (p *prober) models(ctx context.Context) (nCtx int, model string) {
+// models reads the model list; ok is false when the server did not answer at all.
+func (p *prober) models(ctx context.Context) (nCtx int, model string, ok bool) {
 	resp, err := p.get(ctx, p.base+"/models")
 	if err != nil {
-		return 0, ""
+		var he *HTTPError
+		return 0, "", errors.As(err, &he) // an error status is an answer: no model list
 	}
 	defer resp.Body.Close()
 	var body struct {
@@ -109,14 +118,14 @@ func (p *prober) models(ctx context.Context) (nCtx int, model string) {
 		} `json:"data"`
 	}
 	if json.NewDecoder(resp.Body).Decode(&body) != nil || len(body.Data) == 0 {
-		return 0, ""
+		return 0, "", true
 	}
 	d := body.Data[0]
 	n := d.Meta.NCtx
 	if n == 0 {
 		n = d.MaxModelLen
 	}
-	return n, d.ID
+	return n, d.ID, true
 }
 
 // promptSpeed reads llama.cpp's cumulative prompt counters; zero when the server has none

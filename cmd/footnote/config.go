@@ -68,7 +68,9 @@ type Config struct {
 	LLMModel   string        `yaml:"llm_model" env:"FOOTNOTE_LLM_MODEL"`
 	LLMTimeout time.Duration `yaml:"llm_timeout" env:"FOOTNOTE_LLM_TIMEOUT"` // total, first byte to last
 	// Progress limits: a small local model may read a long prompt for a minute and then
-	// stream steadily; a stuck server streams nothing.
+	// stream steadily; a stuck server streams nothing. Zero means rag/generate's defaults
+	// (90 s to the first token, 30 s between tokens); likewise zero FirstTokenTarget (15 s)
+	// and MaxTokens (1024; 256 for a model with a window up to 8k) mean rag's.
 	LLMFirstTokenTimeout time.Duration `yaml:"llm_first_token_timeout" env:"FOOTNOTE_LLM_FIRST_TOKEN_TIMEOUT"`
 	LLMIdleTimeout       time.Duration `yaml:"llm_idle_timeout" env:"FOOTNOTE_LLM_IDLE_TIMEOUT"`
 	LLMFirstTokenTarget  time.Duration `yaml:"llm_first_token_target" env:"FOOTNOTE_LLM_FIRST_TOKEN_TARGET"` // prompt sized to be read within it
@@ -122,12 +124,6 @@ func Defaults() Config {
 		BM25B:          0.75,
 		OllamaHost:     "http://127.0.0.1:11434",
 		LLMTimeout:     5 * time.Minute,
-
-		LLMFirstTokenTimeout: 90 * time.Second,
-		LLMFirstTokenTarget:  15 * time.Second,
-		LLMIdleTimeout:       30 * time.Second,
-		LLMMaxTokens:         512,
-
 		RequestTimeout: 90 * time.Second,
 		MaxConcurrent:  4,
 		QueueSize:      32,

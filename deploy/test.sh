@@ -20,6 +20,17 @@ bash deploy/milvus-lite.sh start "$mdir" "$port"
 trap 'bash deploy/milvus-lite.sh stop "$mdir" || true; rm -rf "$mdir"' EXIT
 export FOOTNOTE_MILVUS_TEST_ADDR="127.0.0.1:$port"
 
+# ---- LLM (deploy/llm.sh): llama.cpp server with SmolLM2-135M for the generation tests ----
+echo "== local language model"
+llm_port="${FOOTNOTE_LLM_TEST_PORT:-18181}"
+bash deploy/llm.sh start "$llm_port"
+llm_stop() { bash deploy/llm.sh stop "$llm_port" || true; }
+# Chained in front of any EXIT trap set above, so every server started here is stopped.
+prev_trap="$(trap -p EXIT | sed -E "s/^trap -- '(.*)' EXIT$/\1/")"
+trap "llm_stop; ${prev_trap}" EXIT
+export FOOTNOTE_LLM_TEST_URL="http://127.0.0.1:$llm_port/v1"
+# ---- end LLM ----
+
 echo "== go vet"
 go vet ./...
 echo "== go test"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"time"
 )
 
 // Config assembles a Pipeline. Zero values are documented per field.
@@ -31,9 +32,16 @@ type Config struct {
 	// same MRR and refusals.
 	DocWeight float64
 
-	ContextTokens int     // prompt budget for sources; zero means 4000
-	Temperature   float64 // zero means 0.1
-	MaxTokens     int     // zero means 1024
+	// ContextTokens is the prompt budget for sources; zero means 4000. A generator that
+	// reports its limits (LimitedGenerator) lowers it to fit its context window and its
+	// measured prompt speed (see sourceBudget).
+	ContextTokens int
+	// FirstTokenTarget is how long the generator may take to read a prompt before its
+	// first token, at its measured speed; zero means 15 s. It sizes the sources for slow
+	// (small, local, CPU) models; fast servers are bounded by ContextTokens alone.
+	FirstTokenTarget time.Duration
+	Temperature      float64 // zero means 0.1
+	MaxTokens        int     // zero means 1024
 	// CountTokens counts tokens for the context budget; nil approximates 4 chars per token.
 	CountTokens func(string) int
 
@@ -42,8 +50,12 @@ type Config struct {
 
 // Pipeline answers questions over one corpus. It is safe for concurrent use.
 type Pipeline struct {
-	cfg Config
-	log *slog.Logger
+	cfg   Config
+	log   *slog.Logger
+	speed *prefillSpeed
+	// limits reports the generator's model limits; nil when it cannot (then the prompt
+	// budget is ContextTokens alone).
+	limits func(context.Context) ModelLimits
 }
 
 // New validates cfg and fills its defaults.
@@ -75,6 +87,9 @@ func New(cfg Config) (*Pipeline, error) {
 	if cfg.ContextTokens == 0 {
 		cfg.ContextTokens = 4000
 	}
+	if cfg.FirstTokenTarget == 0 {
+		cfg.FirstTokenTarget = 15 * time.Second
+	}
 	if cfg.Temperature == 0 {
 		cfg.Temperature = 0.1
 	}
@@ -88,5 +103,13 @@ func New(cfg Config) (*Pipeline, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Pipeline{cfg: cfg, log: log}, nil
+	speed := &prefillSpeed{}
+	var limits func(context.Context) ModelLimits
+	if cfg.Generator != nil {
+		if lg, ok := cfg.Generator.(LimitedGenerator); ok {
+			limits = lg.Limits
+		}
+		cfg.Generator = watchedGenerator{Generator: cfg.Generator, count: cfg.CountTokens, speed: speed, limits: limits}
+	}
+	return &Pipeline{cfg: cfg, log: log, speed: speed, limits: limits}, nil
 }

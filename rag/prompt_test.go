@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
@@ -168,5 +169,193 @@ func TestFormatSourceDefusesTags(t *testing.T) {
 	got := formatSource(e)
 	if strings.Count(got, "</source>") != 1 || strings.Count(got, "<source ") != 1 {
 		t.Errorf("a tag in the passage survived:\n%s", got)
+	}
+}
+
+// limitedGen reports fixed limits and streams one reply.
+type limitedGen struct {
+	lim   ModelLimits
+	reply string
+	delay time.Duration // before the first delta
+}
+
+func (g limitedGen) Name() string                       { return "limited" }
+func (g limitedGen) Limits(context.Context) ModelLimits { return g.lim }
+func (g limitedGen) Generate(ctx context.Context, _ GenerateRequest, fn func(string) error) error {
+	time.Sleep(g.delay)
+	return fn(g.reply)
+}
+
+// The source budget shrinks to the model's context window and to what it can read within
+// the first-token target; it never grows past ContextTokens, never falls below the minimum,
+// and a generator without limits keeps ContextTokens.
+func TestSourceBudgetFollowsModelLimits(t *testing.T) {
+	words := func(s string) int { return len(strings.Fields(s)) }
+	fixed := words(systemPrompt) + words(answerInstruction) + questionAllowance
+	cases := []struct {
+		name string
+		gen  Generator
+		want int
+	}{
+		{"no limits", scriptedNoLimits{}, 4000},
+		{"unknown limits", limitedGen{}, 4000},
+		{"big window", limitedGen{lim: ModelLimits{ContextTokens: 128000}}, 4000},
+		{"4k window", limitedGen{lim: ModelLimits{ContextTokens: 4096}}, int(float64(4096-smallModelAnswer)*tokenizerMargin) - fixed},
+		{"16k window", limitedGen{lim: ModelLimits{ContextTokens: 16384}}, 4000},
+		{"6k window", limitedGen{lim: ModelLimits{ContextTokens: 6000}}, int(float64(6000-smallModelAnswer)*tokenizerMargin) - fixed},
+		{"slow model", limitedGen{lim: ModelLimits{ContextTokens: 4096, PrefillPerSec: 60, FirstTokenTimeout: 90 * time.Second}},
+			int(60*15*tokenizerMargin) - words(answerInstruction) - questionAllowance},
+		{"short first-token timeout", limitedGen{lim: ModelLimits{ContextTokens: 4096, PrefillPerSec: 60, FirstTokenTimeout: 20 * time.Second}},
+			int(60*10*tokenizerMargin) - words(answerInstruction) - questionAllowance},
+		{"very slow model", limitedGen{lim: ModelLimits{ContextTokens: 4096, PrefillPerSec: 5, FirstTokenTimeout: 90 * time.Second}}, minSourceBudget},
+		{"tiny window", limitedGen{lim: ModelLimits{ContextTokens: 512}}, minSourceBudget},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := testPipeline(t, Config{Generator: c.gen, CountTokens: words, MaxTokens: 4096})
+			if got := p.sourceBudget(t.Context()); got != c.want {
+				t.Errorf("sourceBudget = %d, want %d", got, c.want)
+			}
+		})
+	}
+}
+
+type scriptedNoLimits struct{}
+
+func (scriptedNoLimits) Name() string { return "plain" }
+func (scriptedNoLimits) Generate(ctx context.Context, _ GenerateRequest, fn func(string) error) error {
+	return fn("x")
+}
+
+// footnote's own measurement of the prompt speed (prompt tokens without the cached system
+// prompt, over the time to the first text) replaces the server's for the next budget.
+func TestPrefillSpeedMeasured(t *testing.T) {
+	words := func(s string) int { return len(strings.Fields(s)) }
+	gen := limitedGen{lim: ModelLimits{PrefillPerSec: 1000, FirstTokenTimeout: time.Minute}, reply: "ok", delay: 200 * time.Millisecond}
+	p := testPipeline(t, Config{Generator: gen, CountTokens: words, FirstTokenTarget: time.Second})
+	before := p.sourceBudget(t.Context())
+	user := strings.Repeat("word ", 100)
+	err := p.cfg.Generator.Generate(t.Context(), GenerateRequest{Messages: []Message{{Role: "system", Content: strings.Repeat("sys ", 5000)}, {Role: "user", Content: user}}}, func(string) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	rate := p.speed.rate()
+	// 100 tokens in at least 200 ms: at most 500 tokens/s, far below the server's 1000.
+	if rate <= 0 || rate > 500 {
+		t.Fatalf("measured rate = %g tokens/s, want (0, 500]", rate)
+	}
+	if after := p.sourceBudget(t.Context()); after >= before {
+		t.Errorf("budget after a slow answer = %d, want below %d", after, before)
+	}
+}
+
+// tokens splits s into small pieces as a server streams them.
+func tokens(s string) []string {
+	var out []string
+	for len(s) > 0 {
+		n := min(3, len(s))
+		out = append(out, s[:n])
+		s = s[n:]
+	}
+	return out
+}
+
+// A generation that repeats a sentence ends before the repeat shows; any other text,
+// including short repeated sentences and sentences that merely start alike, passes
+// through unchanged and in order.
+func TestLoopGuard(t *testing.T) {
+	loop := "RAG has a retriever and a generator [1]. The output is the probability of the target token. The output is the probability of the target token. The output is"
+	cases := []struct {
+		name, in, want string
+		stop           bool
+	}{
+		{"loop", loop, "RAG has a retriever and a generator [1]. The output is the probability of the target token.", true},
+		{"no loop", "The encoder has six layers [1]. The decoder has six layers too [1]. The encoder has six layers and more [2].", "", false},
+		{"short repeats", "Yes [1]. Yes [1]. See above. See above.", "", false},
+		{"unfinished", "The encoder has six layers. The encoder has", "", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var g loopGuard
+			var out strings.Builder
+			stopped := false
+			for _, d := range tokens(c.in) {
+				o, stop := g.write(d)
+				out.WriteString(o)
+				if stop {
+					stopped = true
+					break
+				}
+			}
+			if !stopped {
+				out.WriteString(g.flush())
+			}
+			want := c.want
+			if want == "" {
+				want = c.in
+			}
+			if stopped != c.stop || strings.TrimSpace(out.String()) != want {
+				t.Errorf("out = %q (stopped %v), want %q (stopped %v)", out.String(), stopped, want, c.stop)
+			}
+		})
+	}
+}
+
+// Through the pipeline's view of the generator, a looping model's answer ends at the loop
+// and is not an error.
+func TestWatchedGeneratorEndsLoop(t *testing.T) {
+	gen := scriptedDeltas(tokens("The model is small. It repeats itself a lot. It repeats itself a lot. It repeats itself a lot."))
+	p := testPipeline(t, Config{Generator: gen})
+	var out strings.Builder
+	err := p.cfg.Generator.Generate(t.Context(), GenerateRequest{}, func(d string) error { out.WriteString(d); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.TrimSpace(out.String()), "The model is small. It repeats itself a lot."; got != want {
+		t.Errorf("answer = %q, want %q", got, want)
+	}
+}
+
+type scriptedDeltas []string
+
+func (scriptedDeltas) Name() string { return "scripted" }
+func (s scriptedDeltas) Generate(ctx context.Context, _ GenerateRequest, fn func(string) error) error {
+	for _, d := range s {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := fn(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recordingGen reports limits and records the answer length it was asked for.
+type recordingGen struct {
+	lim ModelLimits
+	got *int
+}
+
+func (g recordingGen) Name() string                       { return "recording" }
+func (g recordingGen) Limits(context.Context) ModelLimits { return g.lim }
+func (g recordingGen) Generate(_ context.Context, req GenerateRequest, fn func(string) error) error {
+	*g.got = req.MaxTokens
+	return fn("ok")
+}
+
+// A small-window (small) model's answer is capped; a big model keeps the configured length.
+func TestSmallModelAnswerCap(t *testing.T) {
+	for _, c := range []struct {
+		window, want int
+	}{{4096, smallModelAnswer}, {32768, 512}, {0, 512}} {
+		var got int
+		p := testPipeline(t, Config{Generator: recordingGen{lim: ModelLimits{ContextTokens: c.window}, got: &got}, MaxTokens: 512})
+		if err := p.cfg.Generator.Generate(t.Context(), GenerateRequest{MaxTokens: 512}, func(string) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("window %d: max_tokens %d, want %d", c.window, got, c.want)
+		}
 	}
 }

@@ -19,6 +19,7 @@ func (a *app) modelsCommand() *cobra.Command {
 	var (
 		names []string
 		force bool
+		llm   bool
 	)
 	pullCmd := &cobra.Command{
 		Use:   "pull",
@@ -61,11 +62,15 @@ README for each file's origin and licence.`,
 				return err
 			}
 			fmt.Fprintf(a.out, "models in %s\n", dir)
+			if llm {
+				return a.installLocalLLM(cmd.Context())
+			}
 			return nil
 		},
 	}
 	pullCmd.Flags().StringSliceVar(&names, "only", nil, "components to install (default: "+fmt.Sprint(pull.DefaultNames)+")")
 	pullCmd.Flags().BoolVar(&force, "force", false, "download again even when installed")
+	pullCmd.Flags().BoolVar(&llm, "llm", false, "also install the local language model (see `footnote llm`)")
 
 	verifyCmd := &cobra.Command{
 		Use:   "verify",

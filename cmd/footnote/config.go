@@ -64,12 +64,21 @@ type Config struct {
 	MilvusPassword Secret `yaml:"-" env:"FOOTNOTE_MILVUS_PASSWORD"`
 	MilvusTLS      bool   `yaml:"milvus_tls" env:"FOOTNOTE_MILVUS_TLS"`
 
-	LLM           string        `yaml:"llm" env:"FOOTNOTE_LLM"` // extractive, ollama, openai
-	LLMModel      string        `yaml:"llm_model" env:"FOOTNOTE_LLM_MODEL"`
-	LLMTimeout    time.Duration `yaml:"llm_timeout" env:"FOOTNOTE_LLM_TIMEOUT"`
-	OllamaHost    string        `yaml:"ollama_host" env:"OLLAMA_HOST"`
-	OpenAIKey     Secret        `yaml:"-" env:"OPENAI_API_KEY"`
-	OpenAIBaseURL string        `yaml:"openai_base_url" env:"OPENAI_BASE_URL"`
+	LLM        string        `yaml:"llm" env:"FOOTNOTE_LLM"` // extractive, ollama, openai
+	LLMModel   string        `yaml:"llm_model" env:"FOOTNOTE_LLM_MODEL"`
+	LLMTimeout time.Duration `yaml:"llm_timeout" env:"FOOTNOTE_LLM_TIMEOUT"` // total, first byte to last
+	// Progress limits: a small local model may read a long prompt for a minute and then
+	// stream steadily; a stuck server streams nothing. Zero means rag/generate's defaults
+	// (90 s to the first token, 30 s between tokens); likewise zero FirstTokenTarget (15 s)
+	// and MaxTokens (1024; 256 for a model with a window up to 8k) mean rag's.
+	LLMFirstTokenTimeout time.Duration `yaml:"llm_first_token_timeout" env:"FOOTNOTE_LLM_FIRST_TOKEN_TIMEOUT"`
+	LLMIdleTimeout       time.Duration `yaml:"llm_idle_timeout" env:"FOOTNOTE_LLM_IDLE_TIMEOUT"`
+	LLMFirstTokenTarget  time.Duration `yaml:"llm_first_token_target" env:"FOOTNOTE_LLM_FIRST_TOKEN_TARGET"` // prompt sized to be read within it
+	LLMContext           int           `yaml:"llm_context" env:"FOOTNOTE_LLM_CONTEXT"`                       // context window; 0 asks the server
+	LLMMaxTokens         int           `yaml:"llm_max_tokens" env:"FOOTNOTE_LLM_MAX_TOKENS"`                 // answer length cap
+	OllamaHost           string        `yaml:"ollama_host" env:"OLLAMA_HOST"`
+	OpenAIKey            Secret        `yaml:"-" env:"OPENAI_API_KEY"`
+	OpenAIBaseURL        string        `yaml:"openai_base_url" env:"OPENAI_BASE_URL"`
 
 	SlackBotToken      Secret `yaml:"-" env:"FOOTNOTE_SLACK_BOT_TOKEN"`
 	SlackAppToken      Secret `yaml:"-" env:"FOOTNOTE_SLACK_APP_TOKEN"`
@@ -125,7 +134,7 @@ func Defaults() Config {
 		BM25K1:         1.5,
 		BM25B:          0.75,
 		OllamaHost:     "http://127.0.0.1:11434",
-		LLMTimeout:     60 * time.Second,
+		LLMTimeout:     5 * time.Minute,
 		RequestTimeout: 90 * time.Second,
 		MaxConcurrent:  4,
 		QueueSize:      32,
@@ -233,6 +242,17 @@ func (c *Config) Validate() error {
 	}
 	if c.LLM == "openai" && c.OpenAIKey == "" && c.OpenAIBaseURL == "" {
 		errs = append(errs, errors.New("FOOTNOTE_LLM=openai needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local OpenAI-compatible server)"))
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"FOOTNOTE_LLM_TIMEOUT", c.LLMTimeout}, {"FOOTNOTE_LLM_FIRST_TOKEN_TIMEOUT", c.LLMFirstTokenTimeout}, {"FOOTNOTE_LLM_IDLE_TIMEOUT", c.LLMIdleTimeout}, {"FOOTNOTE_LLM_FIRST_TOKEN_TARGET", c.LLMFirstTokenTarget}} {
+		if d.v < 0 {
+			errs = append(errs, fmt.Errorf("%s=%s: want a positive duration", d.name, d.v))
+		}
+	}
+	if c.LLMContext < 0 || c.LLMMaxTokens < 0 {
+		errs = append(errs, fmt.Errorf("FOOTNOTE_LLM_CONTEXT=%d, FOOTNOTE_LLM_MAX_TOKENS=%d: want 0 (default) or more", c.LLMContext, c.LLMMaxTokens))
 	}
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("FOOTNOTE_DATA_DIR is empty and no home directory was found"))

@@ -105,6 +105,7 @@ Configuration: flags > FOOTNOTE_* environment > config file > defaults.`,
 		a.statsCommand(),
 		a.serveCommand(),
 		a.modelsCommand(),
+		a.llmCommand(),
 	)
 	return root
 }

@@ -154,9 +154,11 @@ func crossEncoderName(dir string) string {
 func (a *app) generator() (rag.Generator, error) {
 	switch a.cfg.LLM {
 	case "ollama":
-		return generate.NewOllama(generate.OllamaConfig{Host: a.cfg.OllamaHost, Model: a.cfg.LLMModel, Timeout: a.cfg.LLMTimeout})
+		return generate.NewOllama(generate.OllamaConfig{Host: a.cfg.OllamaHost, Model: a.cfg.LLMModel, Timeout: a.cfg.LLMTimeout,
+			FirstTokenTimeout: a.cfg.LLMFirstTokenTimeout, IdleTimeout: a.cfg.LLMIdleTimeout, ContextTokens: a.cfg.LLMContext})
 	case "openai":
-		return generate.NewOpenAI(generate.OpenAIConfig{APIKey: string(a.cfg.OpenAIKey), BaseURL: a.cfg.OpenAIBaseURL, Model: a.cfg.LLMModel, Timeout: a.cfg.LLMTimeout})
+		return generate.NewOpenAI(generate.OpenAIConfig{APIKey: string(a.cfg.OpenAIKey), BaseURL: a.cfg.OpenAIBaseURL, Model: a.cfg.LLMModel, Timeout: a.cfg.LLMTimeout,
+			FirstTokenTimeout: a.cfg.LLMFirstTokenTimeout, IdleTimeout: a.cfg.LLMIdleTimeout, ContextTokens: a.cfg.LLMContext})
 	}
 	return nil, nil
 }
@@ -237,20 +239,22 @@ func (a *app) pipeline(ctx context.Context) (*rag.Pipeline, error) {
 		return nil, err
 	}
 	cfg := rag.Config{
-		Searcher:    c.store,
-		Embedders:   c.embedders,
-		Sparse:      sparseSource(c.store, a.bm25Params()),
-		Reranker:    c.reranker,
-		Candidates:  a.cfg.Candidates,
-		RerankTop:   a.cfg.RerankTop,
-		TopK:        a.cfg.TopK,
-		MinScore:    a.cfg.MinScore,
-		MaxGap:      a.cfg.MaxGap,
-		DocWeight:   a.cfg.DocWeight,
-		Fusion:      rag.Fusion{Method: "rrf", K: a.cfg.RRFK},
-		Generator:   gen,
-		CountTokens: c.countTokens,
-		Logger:      a.log,
+		Searcher:         c.store,
+		Embedders:        c.embedders,
+		Sparse:           sparseSource(c.store, a.bm25Params()),
+		Reranker:         c.reranker,
+		Candidates:       a.cfg.Candidates,
+		RerankTop:        a.cfg.RerankTop,
+		TopK:             a.cfg.TopK,
+		MinScore:         a.cfg.MinScore,
+		MaxGap:           a.cfg.MaxGap,
+		DocWeight:        a.cfg.DocWeight,
+		Fusion:           rag.Fusion{Method: "rrf", K: a.cfg.RRFK},
+		Generator:        gen,
+		MaxTokens:        a.cfg.LLMMaxTokens,
+		FirstTokenTarget: a.cfg.LLMFirstTokenTarget,
+		CountTokens:      c.countTokens,
+		Logger:           a.log,
 	}
 	p, err := rag.New(cfg)
 	if err != nil {

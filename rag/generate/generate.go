@@ -10,14 +10,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
-// Defaults shared by the generators.
+// Defaults shared by the generators. A generation is bounded by progress, not only by its
+// total time: a small local model may need a minute of prefill before its first token and
+// then stream steadily, while a stuck server streams nothing at all.
 const (
-	DefaultTemperature = 0.1
-	DefaultMaxTokens   = 1024
-	DefaultTimeout     = 2 * time.Minute
+	DefaultTemperature       = 0.1
+	DefaultMaxTokens         = 1024
+	DefaultTimeout           = 5 * time.Minute  // total, first byte to last
+	DefaultFirstTokenTimeout = 90 * time.Second // request sent to first token (prefill)
+	DefaultIdleTimeout       = 30 * time.Second // between two tokens
 )
 
 // HTTPError is a generator server's error response.
@@ -37,16 +42,74 @@ func (e *HTTPError) Error() string {
 // HTTPStatus returns the status code; rag reads it through a one-method interface.
 func (e *HTTPError) HTTPStatus() int { return e.StatusCode }
 
-// withTimeout bounds one generation. The returned error translator tells a parent
-// cancellation (returned as the parent's error) from this generator's own deadline
-// (wrapped context.DeadlineExceeded naming the timeout).
-func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeoutCause(ctx, d, errTimeout{d})
+// Timeouts bounds one generation.
+type Timeouts struct {
+	Total      time.Duration // first byte to last; zero means DefaultTimeout
+	FirstToken time.Duration // request to first answer text; zero means DefaultFirstTokenTimeout
+	Idle       time.Duration // between two pieces of answer text; zero means DefaultIdleTimeout
 }
 
-type errTimeout struct{ d time.Duration }
+func (t Timeouts) withDefaults() Timeouts {
+	if t.Total == 0 {
+		t.Total = DefaultTimeout
+	}
+	if t.FirstToken == 0 {
+		t.FirstToken = DefaultFirstTokenTimeout
+	}
+	if t.Idle == 0 {
+		t.Idle = DefaultIdleTimeout
+	}
+	return t
+}
 
-func (e errTimeout) Error() string { return fmt.Sprintf("no answer within %s", e.d) }
+// watchdog cancels a generation that stops making progress. Its cause wraps
+// context.DeadlineExceeded, so ctxErr tells a parent cancellation (returned as the
+// parent's error) from this generator's own deadlines, and rag reports a timeout.
+type watchdog struct {
+	timer   *time.Timer
+	t       Timeouts
+	started time.Time
+	first   atomic.Int64 // nanoseconds to the first token; zero until it came
+}
+
+// watch returns the generation's context and its watchdog; call stop when done.
+func watch(ctx context.Context, t Timeouts) (context.Context, *watchdog, func()) {
+	t = t.withDefaults()
+	ctx, cancelTotal := context.WithTimeoutCause(ctx, t.Total, errTimeout{"no complete answer within", t.Total})
+	ctx, cancel := context.WithCancelCause(ctx)
+	w := &watchdog{t: t, started: time.Now()}
+	w.timer = time.AfterFunc(t.FirstToken, func() {
+		if w.first.Load() == 0 {
+			cancel(errTimeout{"no first token within", t.FirstToken})
+			return
+		}
+		cancel(errTimeout{"no new token within", t.Idle})
+	})
+	return ctx, w, func() {
+		w.timer.Stop()
+		cancel(nil)
+		cancelTotal()
+	}
+}
+
+// progress records answer text: the idle limit starts again. A token that races with the
+// timer firing loses, which is what a limit means.
+func (w *watchdog) progress() {
+	if w.first.Load() == 0 {
+		w.first.Store(max(int64(time.Since(w.started)), 1))
+	}
+	w.timer.Reset(w.t.Idle)
+}
+
+// firstToken is the time from the request to the first answer text, zero if none came.
+func (w *watchdog) firstToken() time.Duration { return time.Duration(w.first.Load()) }
+
+type errTimeout struct {
+	what string
+	d    time.Duration
+}
+
+func (e errTimeout) Error() string { return fmt.Sprintf("%s %s", e.what, e.d) }
 func (e errTimeout) Unwrap() error { return context.DeadlineExceeded }
 
 // ctxErr returns the reason ctx ended: the parent's error, or this generator's timeout.

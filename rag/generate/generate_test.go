@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -290,5 +291,104 @@ func TestOllamaHost(t *testing.T) {
 	}
 	if _, err := generate.NewOpenAI(generate.OpenAIConfig{BaseURL: "127.0.0.1:1/v1"}); err == nil {
 		t.Error("NewOpenAI accepted a base URL without scheme")
+	}
+}
+
+// The progress limits: a server that reads the prompt but never answers hits the
+// first-token limit, one that stops mid-answer hits the idle limit, each named in the
+// error and wrapping context.DeadlineExceeded, long before the total timeout.
+func TestProgressTimeouts(t *testing.T) {
+	silent := generatetest.New(t, generatetest.Static(generatetest.Reply{Hang: true}))
+	stalls := generatetest.New(t, generatetest.Static(generatetest.Reply{Deltas: []string{"The encoder", " has"}, Hang: true}))
+	cases := []struct {
+		name string
+		srv  *generatetest.Server
+		want string
+	}{
+		{"first token", silent, "no first token within 300ms"},
+		{"idle", stalls, "no new token within 300ms"},
+	}
+	for _, c := range cases {
+		ol, _ := generate.NewOllama(generate.OllamaConfig{Host: c.srv.URL, Model: "m", Timeout: time.Minute, FirstTokenTimeout: 300 * time.Millisecond, IdleTimeout: 300 * time.Millisecond})
+		oa, _ := generate.NewOpenAI(generate.OpenAIConfig{BaseURL: c.srv.OpenAIBaseURL(), Model: "m", Timeout: time.Minute, FirstTokenTimeout: 300 * time.Millisecond, IdleTimeout: 300 * time.Millisecond})
+		for _, g := range []rag.Generator{ol, oa} {
+			t.Run(c.name+"/"+g.Name(), func(t *testing.T) {
+				deltas, err := collect(t, g, request)
+				if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), c.want) {
+					t.Fatalf("err = %v, want %q wrapping context.DeadlineExceeded", err, c.want)
+				}
+				if c.srv == stalls && len(deltas) != 2 {
+					t.Errorf("deltas before the stall = %q", deltas)
+				}
+			})
+		}
+	}
+}
+
+// Limits come from the server's model list (llama.cpp's meta.n_ctx, vLLM's max_model_len)
+// and llama.cpp's cumulative prompt counters; a configured window wins; an unnamed model
+// is taken from the list.
+func TestOpenAILimitsProbe(t *testing.T) {
+	for _, c := range []struct {
+		name, models, metrics string
+		fixed, wantCtx        int
+		wantRate              float64
+		wantModel             string
+	}{
+		{"llama.cpp", `{"data":[{"id":"smollm2","meta":{"n_ctx":4096}}]}`, "# HELP x\nllamacpp:prompt_tokens_total 600\nllamacpp:prompt_seconds_total 10\n", 0, 4096, 60, "smollm2"},
+		{"vllm", `{"data":[{"id":"Qwen/Qwen2.5-7B-Instruct","max_model_len":32768}]}`, "", 0, 32768, 0, "Qwen/Qwen2.5-7B-Instruct"},
+		{"configured", `{"data":[{"id":"m","meta":{"n_ctx":4096}}]}`, "", 2048, 2048, 0, "m"},
+		{"nothing", ``, ``, 0, 0, 0, "gpt-4o-mini"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			mux := http.NewServeMux()
+			if c.models != "" {
+				mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(c.models)) })
+			}
+			if c.metrics != "" {
+				mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(c.metrics)) })
+			}
+			srv := httptest.NewServer(mux)
+			defer srv.Close()
+			g, err := generate.NewOpenAI(generate.OpenAIConfig{BaseURL: srv.URL + "/v1", ContextTokens: c.fixed})
+			if err != nil {
+				t.Fatal(err)
+			}
+			lim := g.Limits(t.Context())
+			if lim.ContextTokens != c.wantCtx || lim.PrefillPerSec != c.wantRate || lim.FirstTokenTimeout != generate.DefaultFirstTokenTimeout {
+				t.Errorf("Limits() = %+v, want context %d, rate %g", lim, c.wantCtx, c.wantRate)
+			}
+			if got := g.Name(); got != "openai:"+c.wantModel {
+				t.Errorf("Name() = %q, want openai:%s", got, c.wantModel)
+			}
+		})
+	}
+}
+
+// A server that did not answer the probe is asked again on the next question, so its
+// context window is known as soon as it is back.
+func TestOpenAILimitsRetryAfterNoAnswer(t *testing.T) {
+	var up atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !up.Load() {
+			panic(http.ErrAbortHandler) // the connection drops without a response
+		}
+		if r.URL.Path == "/v1/models" {
+			w.Write([]byte(`{"data":[{"id":"m","meta":{"n_ctx":2048}}]}`))
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	defer srv.Close()
+	g, err := generate.NewOpenAI(generate.OpenAIConfig{BaseURL: srv.URL + "/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lim := g.Limits(t.Context()); lim.ContextTokens != 0 {
+		t.Fatalf("Limits() from a server that does not answer = %+v", lim)
+	}
+	up.Store(true)
+	if lim := g.Limits(t.Context()); lim.ContextTokens != 2048 {
+		t.Errorf("Limits() once the server answers = %+v, want context 2048", lim)
 	}
 }

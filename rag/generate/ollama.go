@@ -26,13 +26,21 @@ type OllamaConfig struct {
 	HTTPClient *http.Client
 	// Timeout bounds one generation, first byte to last; zero means DefaultTimeout.
 	Timeout time.Duration
+	// FirstTokenTimeout bounds the wait for the first token (model load and prompt);
+	// zero means DefaultFirstTokenTimeout.
+	FirstTokenTimeout time.Duration
+	// IdleTimeout bounds the wait between two tokens; zero means DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// ContextTokens is the model's context window (Ollama's num_ctx); zero means unknown.
+	ContextTokens int
 }
 
 // Ollama generates answers with a model served by Ollama's /api/chat, streaming NDJSON.
 type Ollama struct {
-	client  *api.Client
-	model   string
-	timeout time.Duration
+	client   *api.Client
+	model    string
+	timeouts Timeouts
+	numCtx   int
 }
 
 // NewOllama returns an Ollama generator. It does not contact the server.
@@ -47,10 +55,14 @@ func NewOllama(cfg OllamaConfig) (*Ollama, error) {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{}
 	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	return &Ollama{client: api.NewClient(base, cfg.HTTPClient), model: cfg.Model, timeout: cfg.Timeout}, nil
+	t := Timeouts{Total: cfg.Timeout, FirstToken: cfg.FirstTokenTimeout, Idle: cfg.IdleTimeout}.withDefaults()
+	return &Ollama{client: api.NewClient(base, cfg.HTTPClient), model: cfg.Model, timeouts: t, numCtx: cfg.ContextTokens}, nil
+}
+
+// Limits reports the configured context window; Ollama's own default (num_ctx) is small
+// and model-dependent, so footnote does not guess it.
+func (o *Ollama) Limits(context.Context) rag.ModelLimits {
+	return rag.ModelLimits{ContextTokens: o.numCtx, FirstTokenTimeout: o.timeouts.FirstToken}
 }
 
 func ollamaURL(host string) (*url.URL, error) {
@@ -82,8 +94,8 @@ func (o *Ollama) Name() string { return "ollama:" + o.model }
 // reports the answer done.
 func (o *Ollama) Generate(ctx context.Context, req rag.GenerateRequest, fn func(delta string) error) error {
 	parent := ctx
-	ctx, cancel := withTimeout(ctx, o.timeout)
-	defer cancel()
+	ctx, wd, stop := watch(ctx, o.timeouts)
+	defer stop()
 
 	stream := true
 	msgs := make([]api.Message, len(req.Messages))
@@ -98,13 +110,18 @@ func (o *Ollama) Generate(ctx context.Context, req rag.GenerateRequest, fn func(
 		maxTokens = DefaultMaxTokens
 	}
 	done := false
+	opts := map[string]any{"temperature": temperature, "num_predict": maxTokens}
+	if o.numCtx > 0 {
+		opts["num_ctx"] = o.numCtx
+	}
 	err := o.client.Chat(ctx, &api.ChatRequest{
 		Model:    o.model,
 		Messages: msgs,
 		Stream:   &stream,
-		Options:  map[string]any{"temperature": temperature, "num_predict": maxTokens},
+		Options:  opts,
 	}, func(r api.ChatResponse) error {
 		if r.Message.Content != "" {
+			wd.progress()
 			if err := fn(r.Message.Content); err != nil {
 				return cbError{err}
 			}

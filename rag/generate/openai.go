@@ -28,13 +28,24 @@ type OpenAIConfig struct {
 	HTTPClient *http.Client
 	// Timeout bounds one generation, first byte to last; zero means DefaultTimeout.
 	Timeout time.Duration
+	// FirstTokenTimeout bounds the wait for the first token (the server reading the
+	// prompt); zero means DefaultFirstTokenTimeout.
+	FirstTokenTimeout time.Duration
+	// IdleTimeout bounds the wait between two tokens; zero means DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// ContextTokens is the model's context window; zero asks the server (see Limits).
+	ContextTokens int
 }
 
 // OpenAI generates answers through the chat completions API with server-sent events.
 type OpenAI struct {
-	client  *openai.Client
-	model   string
-	timeout time.Duration
+	client   *openai.Client
+	model    string
+	timeouts Timeouts
+	probe    *prober
+	// askModel: no model was configured for a server of one's own, so the model the
+	// server lists is used (vLLM refuses any other name; llama.cpp accepts any).
+	askModel bool
 }
 
 // NewOpenAI returns an OpenAI-compatible generator. It does not contact the server.
@@ -49,17 +60,44 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	if cfg.HTTPClient != nil {
 		c.HTTPClient = cfg.HTTPClient
 	}
+	askModel := cfg.Model == "" && cfg.BaseURL != ""
 	if cfg.Model == "" {
 		cfg.Model = "gpt-4o-mini"
 	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
+	t := Timeouts{Total: cfg.Timeout, FirstToken: cfg.FirstTokenTimeout, Idle: cfg.IdleTimeout}.withDefaults()
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = http.DefaultClient
 	}
-	return &OpenAI{client: openai.NewClientWithConfig(c), model: cfg.Model, timeout: cfg.Timeout}, nil
+	return &OpenAI{
+		client:   openai.NewClientWithConfig(c),
+		model:    cfg.Model,
+		timeouts: t,
+		probe:    newProber(c.BaseURL, cfg.APIKey, hc, cfg.ContextTokens, t.FirstToken),
+		askModel: askModel,
+	}, nil
 }
 
-// Name is "openai:<model>".
-func (o *OpenAI) Name() string { return "openai:" + o.model }
+// Limits reports the model's context window and the server's measured prompt speed, as
+// far as the server tells (llama.cpp and vLLM do; OpenAI does not), so rag can size the
+// prompt to fit. It asks at most once a minute and never fails: unknown fields are zero.
+func (o *OpenAI) Limits(ctx context.Context) rag.ModelLimits { return o.probe.limits(ctx) }
+
+// Name is "openai:<model>", with the model the server lists once known when none was
+// configured.
+func (o *OpenAI) Name() string { return "openai:" + o.currentModel() }
+
+func (o *OpenAI) currentModel() string {
+	if o.askModel {
+		o.probe.mu.Lock()
+		m := o.probe.model
+		o.probe.mu.Unlock()
+		if m != "" {
+			return m
+		}
+	}
+	return o.model
+}
 
 // reasoningModel reports OpenAI's reasoning models, which take max_completion_tokens and
 // no temperature (go-openai refuses the request otherwise).
@@ -77,14 +115,20 @@ func reasoningModel(m string) bool {
 // stream).
 func (o *OpenAI) Generate(ctx context.Context, req rag.GenerateRequest, fn func(delta string) error) error {
 	parent := ctx
-	ctx, cancel := withTimeout(ctx, o.timeout)
-	defer cancel()
+	ctx, wd, stop := watch(ctx, o.timeouts)
+	defer stop()
 
 	msgs := make([]openai.ChatCompletionMessage, len(req.Messages))
 	for i, m := range req.Messages {
 		msgs[i] = openai.ChatCompletionMessage{Role: m.Role, Content: m.Content}
 	}
-	creq := openai.ChatCompletionRequest{Model: o.model, Messages: msgs, Stream: true}
+	model := o.model
+	if o.askModel {
+		if m := o.probe.servedModel(ctx); m != "" {
+			model = m
+		}
+	}
+	creq := openai.ChatCompletionRequest{Model: model, Messages: msgs, Stream: true}
 	temperature, maxTokens := req.Temperature, req.MaxTokens
 	if temperature == 0 {
 		temperature = DefaultTemperature
@@ -92,7 +136,7 @@ func (o *OpenAI) Generate(ctx context.Context, req rag.GenerateRequest, fn func(
 	if maxTokens == 0 {
 		maxTokens = DefaultMaxTokens
 	}
-	if reasoningModel(o.model) {
+	if reasoningModel(model) {
 		creq.MaxCompletionTokens = maxTokens
 	} else {
 		creq.Temperature = float32(temperature)
@@ -116,6 +160,7 @@ func (o *OpenAI) Generate(ctx context.Context, req rag.GenerateRequest, fn func(
 			if ch.Index != 0 || ch.Delta.Content == "" {
 				continue
 			}
+			wd.progress()
 			if err := fn(ch.Delta.Content); err != nil {
 				return err
 			}

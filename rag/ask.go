@@ -83,6 +83,15 @@ func (p *Pipeline) ask(ctx context.Context, q Question, fn func(delta string) er
 		return ans, p.refuse(&ans, fn, false)
 	}
 
+	if g := p.gate(ctx, q.Text, hitChunks(r.Hits), hitChunks(r.Candidates)); g.refused() {
+		p.log.Debug("evidence gate refused", "query", query, "missing", g.missing, "coverage", g.coverage)
+		ans.Missing = g.missing
+		err := p.refuseWith(&ans, fn, false, g.explain)
+		// The closest passages still help the user look further.
+		ans.More = p.moreSources(Retrieval{Candidates: r.Candidates, Reranked: r.Reranked}, query, 0)
+		return ans, err
+	}
+
 	cands := hitSources(r.Hits, r.Reranked)
 	cands = append(cands, historySources(q.History, cands)...)
 	if err := p.respond(ctx, q, query, cands, len(r.Hits), r.Reranked, llmErr, fn, &ans); err != nil {
@@ -96,8 +105,18 @@ func (p *Pipeline) ask(ctx context.Context, q Question, fn func(delta string) er
 
 // refuse turns ans into the refusal and streams it unless text was streamed already.
 func (p *Pipeline) refuse(ans *Answer, fn func(string) error, streamed bool) error {
+	return p.refuseWith(ans, fn, streamed, "")
+}
+
+// refuseWith is refuse with a reason after the refusal sentence, which stays first so
+// callers can recognise it: "Not found in indexed documents. The papers mention GPT-3,
+// but not GPT-4."
+func (p *Pipeline) refuseWith(ans *Answer, fn func(string) error, streamed bool, reason string) error {
 	ans.Refused = true
 	ans.Text = Refusal
+	if reason != "" {
+		ans.Text += " " + reason
+	}
 	ans.Sources = []Source{}
 	ans.More = nil
 	ans.Confidence = 0
@@ -108,7 +127,15 @@ func (p *Pipeline) refuse(ans *Answer, fn func(string) error, streamed bool) err
 	if streamed {
 		return nil
 	}
-	return fn(Refusal)
+	return fn(ans.Text)
+}
+
+func hitChunks(hits []Scored) []Chunk {
+	out := make([]Chunk, len(hits))
+	for i, h := range hits {
+		out[i] = h.Chunk
+	}
+	return out
 }
 
 // respond writes the answer from cands, of which the first primary are this question's

@@ -833,7 +833,6 @@ func nameTokens(text string) []string {
 	return out
 }
 
-
 // numberWords are the numbers papers spell out.
 var numberWords = map[string]string{
 	"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",

@@ -162,10 +162,24 @@ func (p *Pipeline) respond(ctx context.Context, q Question, query string, cands 
 				return p.refuse(ans, fn, streamed)
 			}
 			byN := map[int]Source{}
-			for _, e := range ev {
+			prompt := make([]Source, len(ev))
+			for i, e := range ev {
 				byN[e.src.N] = e.src
+				prompt[i] = e.src
 			}
-			p.finish(ans, res.citer, func(n int) Source { return byN[n] }, cands[:primary], query, scored)
+			c := res.citer
+			if c.valid == 0 {
+				// An answer citing nothing gets the sources that support its sentences.
+				text, n := p.newGrounder(ctx, prompt).attach(c.Text())
+				if n == 0 {
+					genErr = errUncited
+					break
+				}
+				c, _ = citeText(text, len(ev))
+			}
+			if !p.finish(ctx, ans, c, func(n int) Source { return byN[n] }, cands[:primary], query, scored) {
+				return p.refuse(ans, fn, streamed)
+			}
 			return nil
 		case ctx.Err() != nil:
 			return ctx.Err()
@@ -194,14 +208,20 @@ func (p *Pipeline) respond(ctx context.Context, q Question, query string, cands 
 		return err
 	}
 	c, _ := citeText(text, min(primary, extractiveChunks))
+	// Grounded before it streams, so what streams is the answer.
+	if !p.finish(ctx, ans, c, func(n int) Source { return cands[n-1] }, cands[:primary], query, scored) {
+		note := ans.Note
+		err := p.refuse(ans, fn, streamed)
+		ans.Note = note
+		return err
+	}
 	if streamed {
 		if err := fn("\n\n"); err != nil {
 			return err
 		}
 	}
 	// Stream sentence by sentence, as a generator would.
-	sents := splitSentences(c.Text())
-	for i, s := range sents {
+	for i, s := range splitSentences(ans.Text) {
 		if i > 0 {
 			s = " " + s
 		}
@@ -209,28 +229,56 @@ func (p *Pipeline) respond(ctx context.Context, q Question, query string, cands 
 			return err
 		}
 	}
-	p.finish(ans, c, func(n int) Source { return cands[n-1] }, cands[:primary], query, scored)
 	return nil
 }
 
-// finish fills the answer's text, sources, counts and confidence from a completed citer.
-// Sources are the cited ones in citation order (source(n) maps a prompt number to its
-// source), then the uncited evidence as "also retrieved".
-func (p *Pipeline) finish(ans *Answer, c *citer, source func(n int) Source, evidence []Source, query string, scored bool) {
+// errUncited is the fallback reason for a generated answer that cites nothing any source
+// supports.
+var errUncited = errors.New("the answer cited no source that supports it")
+
+// finish grounds the citations of a completed citer (see ground.go) and fills the answer's
+// text, sources, counts and confidence. Sources are the cited ones in citation order
+// (source(n) maps a prompt number to its source), then the uncited evidence as "also
+// retrieved". It returns false, leaving ans to be refused, when no cited sentence is
+// supported by its source.
+func (p *Pipeline) finish(ctx context.Context, ans *Answer, c *citer, source func(n int) Source, evidence []Source, query string, scored bool) bool {
+	// Answer numbers first, then the uncited evidence, which a sentence citing the wrong
+	// source may be re-cited to.
+	all := make([]Source, len(c.order), len(c.order)+len(evidence))
+	have := map[string]bool{}
+	for i, n := range c.order {
+		all[i] = source(n)
+		have[all[i].Chunk.ID] = true
+	}
+	for _, s := range evidence {
+		if !have[s.Chunk.ID] {
+			have[s.Chunk.ID] = true
+			all = append(all, s)
+		}
+	}
+	text, g := p.newGrounder(ctx, all).ground(c.Text())
+	ans.Grounding = g
+	invalid := c.invalid
+	// Renumber what is left in order of first citation.
+	c, _ = citeText(text, len(all))
+	if c.valid == 0 && g.Checked > 0 {
+		return false
+	}
+	source = func(n int) Source { return all[n-1] }
 	ans.Text = strings.TrimSpace(c.Text())
-	ans.Citations, ans.InvalidCitations = c.valid, c.invalid
+	ans.Citations, ans.InvalidCitations = c.valid, invalid
 	ans.Sources = []Source{}
-	cited := map[string]bool{}
+	isCited := map[string]bool{}
 	for _, n := range c.order {
 		s := source(n)
 		s.N = len(ans.Sources) + 1
 		s.Cited = true
 		s.Excerpt = excerpt(s.Chunk.Text, query)
-		cited[s.Chunk.ID] = true
+		isCited[s.Chunk.ID] = true
 		ans.Sources = append(ans.Sources, s)
 	}
 	for _, s := range evidence {
-		if cited[s.Chunk.ID] {
+		if isCited[s.Chunk.ID] {
 			continue
 		}
 		s.N = len(ans.Sources) + 1
@@ -238,7 +286,8 @@ func (p *Pipeline) finish(ans *Answer, c *citer, source func(n int) Source, evid
 		s.Excerpt = excerpt(s.Chunk.Text, query)
 		ans.Sources = append(ans.Sources, s)
 	}
-	ans.Confidence = confidence(ans.Sources, ans.Text, c.valid, c.invalid, scored)
+	ans.Confidence = confidence(ans.Sources, ans.Text, c.valid, invalid, scored)
+	return true
 }
 
 // genResult is what one generation produced.
@@ -363,6 +412,9 @@ type httpStatuser interface{ HTTPStatus() int }
 
 // fallbackNote tells the user why the answer is extractive.
 func fallbackNote(err error) string {
+	if errors.Is(err, errUncited) {
+		return "The language model's answer cited no source that supports it; showing an extractive answer."
+	}
 	reason := "error"
 	var ne net.Error
 	var hs httpStatuser

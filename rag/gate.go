@@ -314,16 +314,18 @@ func newEvidenceIndex(texts ...string) *evidenceIndex {
 }
 
 func (ix *evidenceIndex) add(text string) {
-	ws := words(text)
+	orig := words(text)
 	base := ix.n
-	for i, w := range ws {
+	ws := make([]string, len(orig))
+	for i, w := range orig {
+		ws[i] = w
 		// "two sub-layers" states the "2" of a question.
 		if d, ok := numberWords[w]; ok {
 			ix.grams[w] = append(ix.grams[w], base+i)
 			ws[i] = d
 		}
 	}
-	for i, w := range ws {
+	for i, w := range orig {
 		g := ""
 		for j := i; j < len(ws) && j < i+maxGram; j++ {
 			g += ws[j]
@@ -331,7 +333,7 @@ func (ix *evidenceIndex) add(text string) {
 		}
 		a := ""
 		for j := i; j < len(ws) && j < i+6; j++ {
-			r, _ := utf8.DecodeRuneInString(ws[j])
+			r, _ := utf8.DecodeRuneInString(orig[j])
 			a += string(r)
 			if j > i {
 				ix.acros[a] = append(ix.acros[a], base+i)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -69,7 +70,7 @@ func (p *Pipeline) ask(ctx context.Context, q Question, fn func(delta string) er
 
 	rq := q
 	rq.Text, rq.History = query, nil
-	r, err := p.Retrieve(ctx, rq)
+	r, err := p.retrieve(ctx, rq, steerDocs(q))
 	ans.Method = r.Method
 	ans.Timings.Embed, ans.Timings.Search, ans.Timings.Rerank = r.Timings.Embed, r.Timings.Search, r.Timings.Rerank
 	if errors.Is(err, ErrNoEvidence) {
@@ -83,7 +84,8 @@ func (p *Pipeline) ask(ctx context.Context, q Question, fn func(delta string) er
 		return ans, p.refuse(&ans, fn, false)
 	}
 
-	if g := p.gate(ctx, q.Text, hitChunks(r.Hits), hitChunks(r.Candidates)); g.refused() {
+	g := p.gate(ctx, q.Text, hitChunks(r.Hits), hitChunks(r.Candidates))
+	if g.refused() {
 		p.log.Debug("evidence gate refused", "query", query, "missing", g.missing, "coverage", g.coverage)
 		ans.Missing = g.missing
 		err := p.refuseWith(&ans, fn, false, g.explain)
@@ -91,6 +93,10 @@ func (p *Pipeline) ask(ctx context.Context, q Question, fn func(delta string) er
 		ans.More = p.moreSources(Retrieval{Candidates: r.Candidates, Reranked: r.Reranked}, query, 0)
 		return ans, err
 	}
+	// Passages naming what the question names come first: a reranker may prefer a passage
+	// on BERT's objectives for a question on Sentence-BERT's.
+	r.Hits = holdersFirst(r.Hits, g.holders)
+	p.log.Debug("evidence gate passed", "holders", g.holders, "coverage", g.coverage)
 
 	cands := hitSources(r.Hits, r.Reranked)
 	cands = append(cands, historySources(q.History, cands)...)
@@ -128,6 +134,24 @@ func (p *Pipeline) refuseWith(ans *Answer, fn func(string) error, streamed bool,
 		return nil
 	}
 	return fn(ans.Text)
+}
+
+// holdersFirst orders the hits by how many of the question's names they hold (see
+// gateResult.holders), keeping the reranker's order among equals. hits is not changed.
+func holdersFirst(hits []Scored, holders []int) []Scored {
+	if len(holders) != len(hits) {
+		return hits
+	}
+	idx := make([]int, len(hits))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return holders[idx[a]] > holders[idx[b]] })
+	out := make([]Scored, len(hits))
+	for i, j := range idx {
+		out[i] = hits[j]
+	}
+	return out
 }
 
 func hitChunks(hits []Scored) []Chunk {
@@ -258,6 +282,9 @@ func (p *Pipeline) finish(ctx context.Context, ans *Answer, c *citer, source fun
 	}
 	text, g := p.newGrounder(ctx, all).ground(c.Text())
 	ans.Grounding = g
+	if g.Unsupported > 0 {
+		p.log.Debug("grounding removed citations", "before", c.Text(), "after", text, "grounding", g)
+	}
 	invalid := c.invalid
 	// Renumber what is left in order of first citation.
 	c, _ = citeText(text, len(all))

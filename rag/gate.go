@@ -18,24 +18,35 @@ import (
 //
 // The question's key items are of two kinds:
 //   - hard items: names with a version or digits ("GPT-4", "Sentence-T5", "LLaMA 2",
-//     "4-bit"), acronyms and inner-capital names ("MMLU", "RoBERTa") and numbers ("512").
-//     Each must appear in the kept evidence, compared without case, spacing or hyphens
-//     ("GPT-4" = "GPT 4" = "gpt4", "BERT-base" = "BERTBASE"); an acronym also matches
-//     words whose initials spell it ("LLMs" = "large language models").
+//     "4-bit"), acronyms and inner-capital names ("MMLU", "RoBERTa"), capitalised phrases
+//     ("Natural Questions"), capitalised words the corpus rarely uses ("Claude") and
+//     numbers ("512"). Each must appear in a kept passage (outside its reference list),
+//     compared without case, spacing or hyphens ("GPT-4" = "GPT 4" = "gpt4", "BERT-base" =
+//     "BERTBASE"); an acronym also matches words whose initials spell it ("LLMs" = "large
+//     language models"). Several must appear close together in one passage (see
+//     hardCoverage): the GPT-4 of a passage on GPT-4 as a judge and the MMLU of the
+//     next section do not answer "GPT-4's accuracy on MMLU".
 //   - soft items: the other content words, weighted by their BM25 inverse document
-//     frequency in the corpus (Config.Sparse), so rare words weigh most. Words the corpus
-//     never uses weigh double: a question resting on them is about something else. The
-//     evidence must cover at least gateCoverage of the weight ("context sufficiency").
+//     frequency in the corpus (Config.Sparse), so rare words weigh most. When the
+//     evidence covers less than gateCoverage of the question's weight and lacks a word the
+//     corpus never uses, the question is about something else ("context sufficiency").
 //
+// The reranker's score cut (Config.MinScore, Config.MaxGap) runs first and still refuses
+// what is merely dissimilar; the gate refuses what is similar but not the same.
 // No list of model names is involved: what counts as a name is read from the question's
 // spelling, and what is rare from the corpus.
 const (
 	// gateCoverage is the share of the question's weight the evidence must cover when
-	// it lacks a rare word of the question.
+	// it lacks a word of the question the corpus never uses.
 	gateCoverage = 0.5
 	// rareIDF is the share of the largest IDF (that of a word no chunk contains) from
 	// which a word counts as rare: on 1,300 chunks, a word in at most about a dozen.
 	rareIDF = 0.6
+	// unseenIDF marks a word no chunk contains. Only such a word, missing from the
+	// evidence, lets the gate refuse on ordinary words: on the tuning questions, refusing
+	// for missing rare-but-seen words ("optimizer", "biggest") only refused paraphrases and
+	// questions whose evidence retrieval had missed, never a near miss.
+	unseenIDF = 0.99
 	// rescueHits bounds the passages searched per item for the document-level check.
 	rescueHits = 10
 	// coWindow is how close, in words, a passage must name the question's hard items.
@@ -63,6 +74,10 @@ type gateResult struct {
 	missing  []string // what the evidence lacks, as the user wrote it
 	explain  string   // one or two sentences for the refusal
 	coverage float64  // covered share of the soft weight (1 when there is none)
+	// holders rates the kept passages by the hard items of the question they hold (nil
+	// when it has none), with a point more for a paper whose title names one: the answer
+	// is best quoted from the passages rated highest.
+	holders []int
 }
 
 func (g gateResult) refused() bool { return len(g.missing) > 0 }
@@ -302,8 +317,9 @@ type evidenceIndex struct {
 	n     int              // words indexed, plus a gap between texts
 }
 
-// maxGram is the longest run of words a hard item is compared with.
-const maxGram = 3
+// maxGram is the longest run of words a hard item is compared with ("Hierarchical
+// Navigable Small World" is four).
+const maxGram = 6
 
 func newEvidenceIndex(texts ...string) *evidenceIndex {
 	ix := &evidenceIndex{grams: map[string][]int{}, acros: map[string][]int{}, stems: map[string][]int{}}
@@ -314,7 +330,7 @@ func newEvidenceIndex(texts ...string) *evidenceIndex {
 }
 
 func (ix *evidenceIndex) add(text string) {
-	orig := words(text)
+	orig, brk := segWords(text)
 	base := ix.n
 	ws := make([]string, len(orig))
 	for i, w := range orig {
@@ -327,12 +343,12 @@ func (ix *evidenceIndex) add(text string) {
 	}
 	for i, w := range orig {
 		g := ""
-		for j := i; j < len(ws) && j < i+maxGram; j++ {
+		for j := i; j < len(ws) && j < i+maxGram && (j == i || !brk[j]); j++ {
 			g += ws[j]
 			ix.grams[g] = append(ix.grams[g], base+i)
 		}
 		a := ""
-		for j := i; j < len(ws) && j < i+6; j++ {
+		for j := i; j < len(ws) && j < i+6 && (j == i || !brk[j]); j++ {
 			r, _ := utf8.DecodeRuneInString(orig[j])
 			a += string(r)
 			if j > i {
@@ -346,6 +362,39 @@ func (ix *evidenceIndex) add(text string) {
 	}
 	// Texts are kept apart so that no window spans two of them.
 	ix.n = base + len(ws) + 2*coWindow
+}
+
+// segWords returns the lower-cased words of text (as words does) and, per word, whether
+// punctuation that ends a phrase — a comma, a bracket, a quote, a full stop before a
+// space — comes before it, so that "next sentence. BERT uses" does not read as
+// "Sentence-BERT". Hyphens, slashes and a dot inside a number ("4.5") join.
+func segWords(text string) (ws []string, brk []bool) {
+	var cur strings.Builder
+	pending := false
+	rs := []rune(strings.ToLower(text))
+	for i, r := range rs {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			cur.WriteRune(r)
+			continue
+		}
+		if cur.Len() > 0 {
+			ws = append(ws, cur.String())
+			brk = append(brk, pending)
+			cur.Reset()
+			pending = false
+		}
+		switch {
+		case strings.ContainsRune(",;:!?()[]{}\"“”", r):
+			pending = true
+		case r == '.' && (i+1 == len(rs) || unicode.IsSpace(rs[i+1])):
+			pending = true
+		}
+	}
+	if cur.Len() > 0 {
+		ws = append(ws, cur.String())
+		brk = append(brk, pending)
+	}
+	return ws, brk
 }
 
 // stemOf stems one lower-case word as terms does.
@@ -498,7 +547,7 @@ func (p *Pipeline) gate(ctx context.Context, question string, kept, candidates [
 		}
 		it.weight = w
 		c := all.covers(it)
-		softs = append(softs, soft{it, c, rarity(it.text) >= rareIDF})
+		softs = append(softs, soft{it, c, rarity(it.text) >= unseenIDF})
 		total += w
 		if c {
 			covered += w
@@ -506,7 +555,8 @@ func (p *Pipeline) gate(ctx context.Context, question string, kept, candidates [
 	}
 
 	if len(hard) > 0 {
-		missing, apart := p.hardCoverage(ctx, hard, kept, chunkIx, enc)
+		missing, apart, holders := p.hardCoverage(ctx, hard, kept, chunkIx, enc)
+		res.holders = holders
 		switch {
 		case len(missing) > 0:
 			res.missing = itemTexts(missing)
@@ -552,7 +602,7 @@ func (p *Pipeline) gate(ctx context.Context, question string, kept, candidates [
 // a kept passage nor the rest of a kept document contains; apart are those no passage
 // names within coWindow words of the others. An item in a passage's title or found
 // elsewhere in its document is taken to be everywhere in the passage.
-func (p *Pipeline) hardCoverage(ctx context.Context, hard []keyItem, kept []Chunk, chunkIx []*evidenceIndex, enc SparseEncoder) (missing, apart []keyItem) {
+func (p *Pipeline) hardCoverage(ctx context.Context, hard []keyItem, kept []Chunk, chunkIx []*evidenceIndex, enc SparseEncoder) (missing, apart []keyItem, holders []int) {
 	// everywhere[i][j]: passage i holds item j through its title or its document.
 	everywhere := make([][]bool, len(kept))
 	for i, c := range kept {
@@ -581,10 +631,11 @@ func (p *Pipeline) hardCoverage(ctx context.Context, hard []keyItem, kept []Chun
 			missing = append(missing, it)
 		}
 	}
-	if len(missing) > 0 || len(hard) < 2 {
-		return missing, nil
+	if len(missing) > 0 {
+		return missing, nil, nil
 	}
 	// The best passage holds the most items together; one holding all settles it.
+	holders = make([]int, len(kept))
 	bestN, best := -1, []bool(nil)
 	for i := range kept {
 		together := windowCover(hard, chunkIx[i], everywhere[i])
@@ -594,8 +645,13 @@ func (p *Pipeline) hardCoverage(ctx context.Context, hard []keyItem, kept []Chun
 				n++
 			}
 		}
-		if n == len(hard) {
-			return nil, nil
+		holders[i] = n
+		tix := newEvidenceIndex(kept[i].Title)
+		for _, it := range hard {
+			if tix.covers(it) {
+				holders[i]++
+				break
+			}
 		}
 		if n > bestN {
 			bestN, best = n, together
@@ -617,7 +673,7 @@ func (p *Pipeline) hardCoverage(ctx context.Context, hard []keyItem, kept []Chun
 			}
 		}
 	}
-	return nil, apart
+	return nil, apart, holders
 }
 
 // windowCover finds where in the passage the most hard items occur within coWindow words

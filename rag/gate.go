@@ -818,7 +818,7 @@ func joinOr(xs []string) string {
 // "Sentence-BERT" for "Sentence-T5", "LLaMA" for "LLaMA 2". A variant of the same shape
 // (stem and a number) wins over the bare stem, and the bare stem over other forms.
 func variantOf(it keyItem, candidates []Chunk) string {
-	base := leadingLetters(it.key)
+	base := strings.ToLower(leadingLetters(it.text))
 	if len(base) < 2 || base == it.key {
 		return ""
 	}
@@ -827,7 +827,7 @@ func variantOf(it keyItem, candidates []Chunk) string {
 	count := map[string]int{}
 	surface := map[string]string{}
 	for _, c := range candidates {
-		for _, w := range nameTokens(c.Text) {
+		for _, w := range nameTokens(c.Title + " " + c.Text) {
 			k := squeeze(w)
 			if k == it.key || !strings.HasPrefix(k, base) {
 				continue
@@ -835,6 +835,9 @@ func variantOf(it keyItem, candidates []Chunk) string {
 			tail := k[len(base):]
 			if tail != "" && !strings.ContainsAny(w, "-–0123456789") {
 				continue // "Sentences" is not a variant of "Sentence-T5"
+			}
+			if tail == "" && !innerCapital(w) {
+				continue // nor is a capitalised "Sentence"; "LLaMA" and "GPT" are names
 			}
 			if _, ok := surface[k]; !ok {
 				surface[k] = w

@@ -135,6 +135,8 @@ func questionItems(question string) []keyItem {
 	return dedupeItems(items)
 }
 
+var digitComma = regexp.MustCompile(`(\d),(\d)`)
+
 // qtoken is a word of the question; first marks the first word of a sentence.
 type qtoken struct {
 	text  string
@@ -146,7 +148,10 @@ type qtoken struct {
 func tokenize(s string) []qtoken {
 	var out []qtoken
 	first := true
+	// A comma ends a word unless digits follow it: "1,000,000" is one number.
+	s = digitComma.ReplaceAllString(s, "$1\x00$2")
 	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || r == '/' || r == ',' }) {
+		f = strings.ReplaceAll(f, "\x00", ",")
 		end := strings.ContainsAny(f[len(f)-1:], ".?!:;")
 		w := strings.Trim(f, trimToken)
 		for _, suf := range []string{"'s", "’s"} {
@@ -375,6 +380,10 @@ func segWords(text string) (ws []string, brk []bool) {
 	for i, r := range rs {
 		if unicode.IsLetter(r) || unicode.IsDigit(r) {
 			cur.WriteRune(r)
+			continue
+		}
+		// "1,000,000" and "4.5" are one number.
+		if (r == ',' || r == '.') && i > 0 && i+1 < len(rs) && unicode.IsDigit(rs[i-1]) && unicode.IsDigit(rs[i+1]) {
 			continue
 		}
 		if cur.Len() > 0 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -70,7 +71,8 @@ func (p *Pipeline) ask(ctx context.Context, q Question, fn func(delta string) er
 
 	rq := q
 	rq.Text, rq.History = query, nil
-	r, err := p.retrieve(ctx, rq, steerDocs(q))
+	steered := steerDocs(q)
+	r, err := p.retrieve(ctx, rq, steered)
 	ans.Method = r.Method
 	ans.Timings.Embed, ans.Timings.Search, ans.Timings.Rerank = r.Timings.Embed, r.Timings.Search, r.Timings.Rerank
 	if errors.Is(err, ErrNoEvidence) {
@@ -93,10 +95,13 @@ func (p *Pipeline) ask(ctx context.Context, q Question, fn func(delta string) er
 		ans.More = p.moreSources(Retrieval{Candidates: r.Candidates, Reranked: r.Reranked}, query, 0)
 		return ans, err
 	}
-	// Passages naming what the question names come first: a reranker may prefer a passage
-	// on BERT's objectives for a question on Sentence-BERT's.
+	// Passages naming what the question names come first, and those naming none of it are
+	// not evidence: a reranker may prefer a passage on BERT's objectives for a question on
+	// Sentence-BERT's. They remain under "More sources".
 	r.Hits = holdersFirst(r.Hits, g.holders)
-	p.log.Debug("evidence gate passed", "holders", g.holders, "coverage", g.coverage)
+	// A follow-up whose best passage is from the thread's papers is answered from them.
+	r.Hits = sameDocs(r.Hits, steered)
+	p.log.Debug("evidence gate passed", "holders", g.holders, "coverage", g.coverage, "steered", steered)
 
 	cands := hitSources(r.Hits, r.Reranked)
 	cands = append(cands, historySources(q.History, cands)...)
@@ -137,19 +142,40 @@ func (p *Pipeline) refuseWith(ans *Answer, fn func(string) error, streamed bool,
 }
 
 // holdersFirst orders the hits by how many of the question's names they hold (see
-// gateResult.holders), keeping the reranker's order among equals. hits is not changed.
+// gateResult.holders), keeping the reranker's order among equals, and leaves out those
+// holding none when some hold one. hits is not changed.
 func holdersFirst(hits []Scored, holders []int) []Scored {
 	if len(holders) != len(hits) {
 		return hits
 	}
-	idx := make([]int, len(hits))
-	for i := range idx {
-		idx[i] = i
+	idx := make([]int, 0, len(hits))
+	for i := range hits {
+		if holders[i] > 0 {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) == 0 {
+		return hits
 	}
 	sort.SliceStable(idx, func(a, b int) bool { return holders[idx[a]] > holders[idx[b]] })
-	out := make([]Scored, len(hits))
+	out := make([]Scored, len(idx))
 	for i, j := range idx {
 		out[i] = hits[j]
+	}
+	return out
+}
+
+// sameDocs keeps the hits from the given documents when the first hit is from one of
+// them; otherwise, or without documents, it returns hits unchanged.
+func sameDocs(hits []Scored, docs []string) []Scored {
+	if len(docs) == 0 || len(hits) == 0 || !slices.Contains(docs, hits[0].Chunk.DocID) {
+		return hits
+	}
+	var out []Scored
+	for _, h := range hits {
+		if slices.Contains(docs, h.Chunk.DocID) {
+			out = append(out, h)
+		}
 	}
 	return out
 }

@@ -123,10 +123,13 @@ func TestGroundSemantic(t *testing.T) {
 func TestHoldersFirst(t *testing.T) {
 	hits := []Scored{{Hit: Hit{Chunk: Chunk{ID: "a"}}}, {Hit: Hit{Chunk: Chunk{ID: "b"}}}, {Hit: Hit{Chunk: Chunk{ID: "c"}}}}
 	var ids []string
-	for _, h := range holdersFirst(hits, []int{0, 2, 0}) {
+	for _, h := range holdersFirst(hits, []int{1, 2, 0}) {
 		ids = append(ids, h.Chunk.ID)
 	}
-	if !slices.Equal(ids, []string{"b", "a", "c"}) {
-		t.Errorf("order %v", ids)
+	if !slices.Equal(ids, []string{"b", "a"}) {
+		t.Errorf("order %v, want b (two names), a (one); c names none", ids)
+	}
+	if got := holdersFirst(hits, []int{0, 0, 0}); len(got) != 3 {
+		t.Errorf("%d hits kept when none holds a name, want all", len(got))
 	}
 }

@@ -99,8 +99,14 @@ func (p *Pipeline) ask(ctx context.Context, q Question, fn func(delta string) er
 	// not evidence: a reranker may prefer a passage on BERT's objectives for a question on
 	// Sentence-BERT's. They remain under "More sources".
 	r.Hits = holdersFirst(r.Hits, g.holders)
-	// A follow-up whose best passage is from the thread's papers is answered from them.
-	r.Hits = sameDocs(r.Hits, steered)
+	// An elliptical follow-up ("And what batch size did they use?") is answered from the
+	// thread's papers when they hold kept evidence; any other question in a thread when
+	// its best passage is theirs.
+	if isFollowUp(q.Text) {
+		r.Hits = sameDocs(p.steeredEvidence(r, steered), steered, true)
+	} else {
+		r.Hits = sameDocs(r.Hits, steered, false)
+	}
 	p.log.Debug("evidence gate passed", "holders", g.holders, "coverage", g.coverage, "steered", steered)
 
 	cands := hitSources(r.Hits, r.Reranked)
@@ -165,10 +171,35 @@ func holdersFirst(hits []Scored, holders []int) []Scored {
 	return out
 }
 
-// sameDocs keeps the hits from the given documents when the first hit is from one of
-// them; otherwise, or without documents, it returns hits unchanged.
-func sameDocs(hits []Scored, docs []string) []Scored {
-	if len(docs) == 0 || len(hits) == 0 || !slices.Contains(docs, hits[0].Chunk.DocID) {
+// steeredEvidence is the kept evidence of an elliptical follow-up: the kept hits, or when
+// none is from the thread's papers, their candidates that pass the score threshold (the
+// drop-off rule cut them below another paper's passages), at most TopK.
+func (p *Pipeline) steeredEvidence(r Retrieval, docs []string) []Scored {
+	if len(docs) == 0 {
+		return r.Hits
+	}
+	for _, h := range r.Hits {
+		if slices.Contains(docs, h.Chunk.DocID) {
+			return r.Hits
+		}
+	}
+	var out []Scored
+	for _, c := range r.Candidates {
+		if slices.Contains(docs, c.Chunk.DocID) && (!r.Reranked || c.Rerank >= p.cfg.MinScore) && len(out) < p.cfg.TopK {
+			out = append(out, c)
+		}
+	}
+	if len(out) == 0 {
+		return r.Hits
+	}
+	return out
+}
+
+// sameDocs keeps the hits from the given documents when the first hit is from one of them
+// or, with anywhere, when any is; otherwise, or without documents, it returns hits
+// unchanged.
+func sameDocs(hits []Scored, docs []string, anywhere bool) []Scored {
+	if len(docs) == 0 || len(hits) == 0 {
 		return hits
 	}
 	var out []Scored
@@ -176,6 +207,9 @@ func sameDocs(hits []Scored, docs []string) []Scored {
 		if slices.Contains(docs, h.Chunk.DocID) {
 			out = append(out, h)
 		}
+	}
+	if len(out) == 0 || (!anywhere && !slices.Contains(docs, hits[0].Chunk.DocID)) {
+		return hits
 	}
 	return out
 }

@@ -67,7 +67,7 @@ func subjectNames(text string) []keyItem {
 }
 
 // namesAnother reports whether the question names something the thread has not mentioned
-// in its questions, answers or sources.
+// in its questions, answers or cited sources.
 func namesAnother(text string, history []Turn) bool {
 	names := subjectNames(text)
 	if len(names) == 0 {
@@ -78,8 +78,11 @@ func namesAnother(text string, history []Turn) bool {
 		ix.add(t.Question)
 		ix.add(t.Answer)
 		for _, s := range t.Sources {
-			ix.add(s.Chunk.Title)
-			ix.add(s.Chunk.Text)
+			// An "also retrieved" passage is not what the thread talked about.
+			if s.Cited {
+				ix.add(s.Chunk.Title)
+				ix.add(s.Chunk.Text)
+			}
 		}
 	}
 	for _, it := range names {

@@ -99,7 +99,9 @@ func mapsValues(m map[string]Chunk) func(func(Chunk) bool) {
 var trHistory = []Turn{{
 	Question: "How is BERT pre-trained?",
 	Answer:   "BERT is pre-trained with a masked language model objective [1].",
-	Sources:  []Source{{N: 1, Chunk: trCorpus["bertMLM"], Score: 0.9, Cited: true}},
+	Sources: []Source{{N: 1, Chunk: trCorpus["bertMLM"], Score: 0.9, Cited: true},
+		// Retrieved but not cited: naming ELECTRA later still moves the thread.
+		{N: 2, Chunk: trCorpus["electra"], Score: 0.4}},
 }}
 
 func firstCited(a Answer) string {

@@ -138,6 +138,9 @@ func TestFollowUpSteering(t *testing.T) {
 			if ans.Refused || firstCited(ans) != c.want {
 				t.Fatalf("answer %q cites %q first, want %q (query %q)", ans.Text, firstCited(ans), c.want, ans.Query)
 			}
+			if c.want == "bert" && !slices.ContainsFunc(ans.Sources, func(s Source) bool { return s.Cited && s.Chunk.ID == "bertBatch" }) {
+				t.Errorf("answer %q does not cite the batch-size passage only the steered search finds", ans.Text)
+			}
 			steered := false
 			for _, r := range s.searches {
 				steered = steered || len(r.Filter.DocIDs) > 0

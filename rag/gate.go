@@ -109,6 +109,11 @@ func questionItems(question string) []keyItem {
 				kind, name = kindHard, false
 			}
 		}
+		// "MS MARCO": capitals in a row are one name.
+		for kind == kindHard && isAcronym(text) && i+1 < len(toks) && !toks[i+1].first && isAcronym(toks[i+1].text) && !shouting {
+			text += " " + toks[i+1].text
+			i++
+		}
 		// "LLaMA 2", "GPT 4": a name followed by a bare version number is one name.
 		if (kind == kindHard || name) && i+1 < len(toks) && isNumber(toks[i+1].text) && !toks[i+1].first {
 			text += " " + toks[i+1].text
@@ -885,19 +890,28 @@ func leadingLetters(s string) string {
 
 // nameTokens are the words of a text that look like names: hyphenated, with digits or
 // with a capital.
+// A name followed by a bare number is also given whole ("WMT 2014"), as the question's
+// "WMT 2016" is one item.
 func nameTokens(text string) []string {
-	var out []string
+	var ws []string
 	for _, f := range strings.Fields(text) {
 		w := strings.Trim(f, trimToken+"-–")
 		for _, suf := range []string{"'s", "’s"} {
 			w = strings.TrimSuffix(w, suf)
 		}
+		ws = append(ws, w)
+	}
+	var out []string
+	for i, w := range ws {
 		if w == "" {
 			continue
 		}
 		r, _ := utf8.DecodeRuneInString(w)
 		if unicode.IsUpper(r) || strings.ContainsAny(w, "0123456789") {
 			out = append(out, w)
+			if i+1 < len(ws) && unicode.IsUpper(r) && isNumber(ws[i+1]) {
+				out = append(out, w+" "+ws[i+1])
+			}
 		}
 	}
 	return out

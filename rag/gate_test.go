@@ -28,6 +28,7 @@ func TestQuestionItems(t *testing.T) {
 		{"How many parameters does Llama 2 have?", []string{"Llama 2"}},
 		{"Does BERT's base model use 512 tokens and 12 layers?", []string{"BERT", "512", "12"}},
 		{"How does RAPTOR perform on the Natural Questions dataset?", []string{"RAPTOR", "Natural Questions"}},
+		{"How many documents did DSI index from MS MARCO?", []string{"DSI", "MS MARCO"}},
 		// Capitals that are grammar or shouting are not names; hyphenated words are not.
 		{"What is self-attention?", nil},
 		{"WHAT IS SELF-ATTENTION USED FOR?", nil},
@@ -161,6 +162,7 @@ func TestGate(t *testing.T) {
 	}{
 		{"version missing", "What accuracy does GPT-4 reach on MMLU?", []Chunk{gateGPT3}, []string{"GPT-4"}, "The papers mention GPT-3, but not GPT-4."},
 		{"version present", "What accuracy does GPT-3 reach on MMLU?", []Chunk{gateGPT3}, nil, ""},
+		{"year missing", "What BLEU does the Transformer get on WMT 2016?", []Chunk{gateFill}, []string{"BLEU", "WMT 2016"}, "The papers mention WMT 2014, but not WMT 2016."},
 		{"sibling model", "How does Sentence-T5 pool its encoder outputs?", []Chunk{gateSBERT}, []string{"Sentence-T5"}, "The papers mention Sentence-BERT, but not Sentence-T5."},
 		{"model present", "How does Sentence-BERT pool BERT outputs?", []Chunk{gateSBERT}, nil, ""},
 		{"number missing", "Does GPT-3 reach 52.1% on MMLU?", []Chunk{gateGPT3}, []string{"52.1%"}, "52.1%"},

@@ -838,6 +838,10 @@ func variantOf(it keyItem, candidates []Chunk) string {
 	}
 	rest := it.key[len(base):]
 	shapeNum := rest != "" && isNumber(rest)
+	// A version follows the name with a hyphen or a number: "GPT-4", "RoBERTa-XL",
+	// "LLaMA 2", "DEEP1B"; a second word does not ("MS MARCO").
+	after := strings.TrimSpace(it.text[len(leadingLetters(it.text)):])
+	versioned := rest != "" && after != "" && (after[0] == '-' || unicode.IsDigit(rune(after[0])))
 	count := map[string]int{}
 	surface := map[string]string{}
 	for _, c := range candidates {
@@ -850,8 +854,10 @@ func variantOf(it keyItem, candidates []Chunk) string {
 			if tail != "" && !strings.ContainsAny(w, "-–0123456789") {
 				continue // "Sentences" is not a variant of "Sentence-T5"
 			}
-			if tail == "" && !innerCapital(w) {
-				continue // nor is a capitalised "Sentence"; "LLaMA" and "GPT" are names
+			if tail == "" && (!innerCapital(w) || !versioned) {
+				// Nor is a capitalised "Sentence"; "LLaMA" and "GPT" are names, but only
+				// versions of "LLaMA 2" and "GPT-4": "MS" is not one of "MS MARCO".
+				continue
 			}
 			if _, ok := surface[k]; !ok {
 				surface[k] = w

@@ -142,6 +142,8 @@ var (
 		Text: "We tokenize the data with the byte-pair encoding algorithm, using SentencePiece.\n\nClaude E Shannon. 1948. A mathematical theory of communication. The Bell system technical journal, 27(3):379–423."}
 	gateT5a = Chunk{ID: "t5a", DocID: "t5", Title: "Exploring the Limits of Transfer Learning with a Unified Text-to-Text Transformer",
 		Text: "Our unsupervised objective corrupts 15% of the tokens as spans and trains the model to predict the dropped-out spans."}
+	gateMS = Chunk{ID: "ms", DocID: "sbert", Title: "Sentence-BERT: Sentence Embeddings using Siamese BERT-Networks",
+		Text: "We index 8.8M passages; SBERT uses MS and NLI data for training, as Table 2 shows."}
 	gateFill = Chunk{ID: "fill", DocID: "other", Title: "Attention Is All You Need",
 		Text: "The Transformer uses multi-head attention with 8 heads in each layer and was trained on WMT 2014."}
 )
@@ -151,7 +153,7 @@ func TestGate(t *testing.T) {
 	for i := range 3 {
 		t5Mentions = append(t5Mentions, Chunk{ID: "t5m" + string(rune('a'+i)), DocID: "t5", Text: "We call our model T5, the Text-to-Text Transfer Transformer, and evaluate T5 on GLUE."})
 	}
-	corpus := append([]Chunk{gateGPT3, gateSBERT, gateJudge, gateRefs, gateFill}, t5Mentions...)
+	corpus := append([]Chunk{gateGPT3, gateSBERT, gateJudge, gateRefs, gateFill, gateMS}, t5Mentions...)
 	p := gatePipeline(t, corpus)
 	cases := []struct {
 		name    string
@@ -162,6 +164,7 @@ func TestGate(t *testing.T) {
 	}{
 		{"version missing", "What accuracy does GPT-4 reach on MMLU?", []Chunk{gateGPT3}, []string{"GPT-4"}, "The papers mention GPT-3, but not GPT-4."},
 		{"version present", "What accuracy does GPT-3 reach on MMLU?", []Chunk{gateGPT3}, nil, ""},
+		{"a name's first word is not its variant", "How many documents did the SBERT authors index from MS MARCO?", []Chunk{gateMS}, []string{"MS MARCO"}, "The papers do not mention MS MARCO."},
 		{"year missing", "What BLEU does the Transformer get on WMT 2016?", []Chunk{gateFill}, []string{"BLEU", "WMT 2016"}, "The papers mention WMT 2014, but not WMT 2016."},
 		{"sibling model", "How does Sentence-T5 pool its encoder outputs?", []Chunk{gateSBERT}, []string{"Sentence-T5"}, "The papers mention Sentence-BERT, but not Sentence-T5."},
 		{"model present", "How does Sentence-BERT pool BERT outputs?", []Chunk{gateSBERT}, nil, ""},

@@ -86,6 +86,14 @@ func (p *Pipeline) ask(ctx context.Context, q Question, fn func(delta string) er
 		return ans, p.refuse(&ans, fn, false)
 	}
 
+	// An elliptical follow-up ("And what batch size did they use?") is answered from the
+	// thread's papers when they hold evidence; any other question in a thread when its
+	// best passage is theirs. The gate then checks the evidence chosen.
+	if isFollowUp(q.Text) {
+		r.Hits = sameDocs(p.steeredEvidence(r, steered), steered, true)
+	} else {
+		r.Hits = sameDocs(r.Hits, steered, false)
+	}
 	g := p.gate(ctx, q.Text, hitChunks(r.Hits), hitChunks(r.Candidates))
 	if g.refused() {
 		p.log.Debug("evidence gate refused", "query", query, "missing", g.missing, "coverage", g.coverage)
@@ -99,14 +107,6 @@ func (p *Pipeline) ask(ctx context.Context, q Question, fn func(delta string) er
 	// not evidence: a reranker may prefer a passage on BERT's objectives for a question on
 	// Sentence-BERT's. They remain under "More sources".
 	r.Hits = holdersFirst(r.Hits, g.holders)
-	// An elliptical follow-up ("And what batch size did they use?") is answered from the
-	// thread's papers when they hold kept evidence; any other question in a thread when
-	// its best passage is theirs.
-	if isFollowUp(q.Text) {
-		r.Hits = sameDocs(p.steeredEvidence(r, steered), steered, true)
-	} else {
-		r.Hits = sameDocs(r.Hits, steered, false)
-	}
 	p.log.Debug("evidence gate passed", "holders", g.holders, "coverage", g.coverage, "steered", steered)
 
 	cands := hitSources(r.Hits, r.Reranked)

@@ -47,14 +47,17 @@ type Timings struct {
 	Total    time.Duration `json:"total_ns"`
 }
 
-// Answer is the pipeline's result. A refusal has Refused set, Text == Refusal and no Sources.
+// Answer is the pipeline's result. A refusal has Refused set, no Sources, and Text starting
+// with Refusal: exactly Refusal, or followed by what the evidence-sufficiency gate found
+// missing ("Not found in indexed documents. The papers mention GPT-3, but not GPT-4."),
+// in which case More still lists the closest passages.
 type Answer struct {
 	Question         string   `json:"question"`
 	Query            string   `json:"query"` // the standalone query used for retrieval
 	Text             string   `json:"answer"`
 	Refused          bool     `json:"refused"`
 	Sources          []Source `json:"sources"`           // cited first, in citation order, then "also retrieved"
-	More             []Source `json:"more,omitempty"`    // further candidates below the cut, for "More sources"
+	More             []Source `json:"more,omitempty"`    // further candidates below the cut (all of them after a gate refusal), for "More sources"
 	Confidence       float64  `json:"confidence"`        // in [0, 1]
 	Generator        string   `json:"generator"`         // "extractive", "ollama:<model>", "openai:<model>"
 	Method           string   `json:"method"`            // retrieval method used

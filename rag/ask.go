@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -69,7 +71,8 @@ func (p *Pipeline) ask(ctx context.Context, q Question, fn func(delta string) er
 
 	rq := q
 	rq.Text, rq.History = query, nil
-	r, err := p.Retrieve(ctx, rq)
+	steered := steerDocs(q)
+	r, err := p.retrieve(ctx, rq, steered)
 	ans.Method = r.Method
 	ans.Timings.Embed, ans.Timings.Search, ans.Timings.Rerank = r.Timings.Embed, r.Timings.Search, r.Timings.Rerank
 	if errors.Is(err, ErrNoEvidence) {
@@ -82,6 +85,29 @@ func (p *Pipeline) ask(ctx context.Context, q Question, fn func(delta string) er
 	if len(r.Hits) == 0 { // a retriever that keeps nothing without saying ErrNoEvidence
 		return ans, p.refuse(&ans, fn, false)
 	}
+
+	// An elliptical follow-up ("And what batch size did they use?") is answered from the
+	// thread's papers when they hold evidence; any other question in a thread when its
+	// best passage is theirs. The gate then checks the evidence chosen.
+	if isFollowUp(q.Text) {
+		r.Hits = sameDocs(p.steeredEvidence(r, steered), steered, true)
+	} else {
+		r.Hits = sameDocs(r.Hits, steered, false)
+	}
+	g := p.gate(ctx, q.Text, hitChunks(r.Hits), hitChunks(r.Candidates))
+	if g.refused() {
+		p.log.Debug("evidence gate refused", "query", query, "missing", g.missing, "coverage", g.coverage)
+		ans.Missing = g.missing
+		err := p.refuseWith(&ans, fn, false, g.explain)
+		// The closest passages still help the user look further.
+		ans.More = p.moreSources(Retrieval{Candidates: r.Candidates, Reranked: r.Reranked}, query, 0)
+		return ans, err
+	}
+	// Passages naming what the question names come first, and those naming none of it are
+	// not evidence: a reranker may prefer a passage on BERT's objectives for a question on
+	// Sentence-BERT's. They remain under "More sources".
+	r.Hits = holdersFirst(r.Hits, g.holders)
+	p.log.Debug("evidence gate passed", "holders", g.holders, "coverage", g.coverage, "steered", steered)
 
 	cands := hitSources(r.Hits, r.Reranked)
 	cands = append(cands, historySources(q.History, cands)...)
@@ -96,8 +122,18 @@ func (p *Pipeline) ask(ctx context.Context, q Question, fn func(delta string) er
 
 // refuse turns ans into the refusal and streams it unless text was streamed already.
 func (p *Pipeline) refuse(ans *Answer, fn func(string) error, streamed bool) error {
+	return p.refuseWith(ans, fn, streamed, "")
+}
+
+// refuseWith is refuse with a reason after the refusal sentence, which stays first so
+// callers can recognise it: "Not found in indexed documents. The papers mention GPT-3,
+// but not GPT-4."
+func (p *Pipeline) refuseWith(ans *Answer, fn func(string) error, streamed bool, reason string) error {
 	ans.Refused = true
 	ans.Text = Refusal
+	if reason != "" {
+		ans.Text += " " + reason
+	}
 	ans.Sources = []Source{}
 	ans.More = nil
 	ans.Confidence = 0
@@ -108,7 +144,82 @@ func (p *Pipeline) refuse(ans *Answer, fn func(string) error, streamed bool) err
 	if streamed {
 		return nil
 	}
-	return fn(Refusal)
+	return fn(ans.Text)
+}
+
+// holdersFirst orders the hits by how many of the question's names they hold (see
+// gateResult.holders), keeping the reranker's order among equals, and leaves out those
+// holding none when some hold one. hits is not changed.
+func holdersFirst(hits []Scored, holders []int) []Scored {
+	if len(holders) != len(hits) {
+		return hits
+	}
+	idx := make([]int, 0, len(hits))
+	for i := range hits {
+		if holders[i] > 0 {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) == 0 {
+		return hits
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return holders[idx[a]] > holders[idx[b]] })
+	out := make([]Scored, len(idx))
+	for i, j := range idx {
+		out[i] = hits[j]
+	}
+	return out
+}
+
+// steeredEvidence is the kept evidence of an elliptical follow-up: the kept hits, or when
+// none is from the thread's papers, their candidates that pass the score threshold (the
+// drop-off rule cut them below another paper's passages), at most TopK.
+func (p *Pipeline) steeredEvidence(r Retrieval, docs []string) []Scored {
+	if len(docs) == 0 {
+		return r.Hits
+	}
+	for _, h := range r.Hits {
+		if slices.Contains(docs, h.Chunk.DocID) {
+			return r.Hits
+		}
+	}
+	var out []Scored
+	for _, c := range r.Candidates {
+		if slices.Contains(docs, c.Chunk.DocID) && (!r.Reranked || c.Rerank >= p.cfg.MinScore) && len(out) < p.cfg.TopK {
+			out = append(out, c)
+		}
+	}
+	if len(out) == 0 {
+		return r.Hits
+	}
+	return out
+}
+
+// sameDocs keeps the hits from the given documents when the first hit is from one of them
+// or, with anywhere, when any is; otherwise, or without documents, it returns hits
+// unchanged.
+func sameDocs(hits []Scored, docs []string, anywhere bool) []Scored {
+	if len(docs) == 0 || len(hits) == 0 {
+		return hits
+	}
+	var out []Scored
+	for _, h := range hits {
+		if slices.Contains(docs, h.Chunk.DocID) {
+			out = append(out, h)
+		}
+	}
+	if len(out) == 0 || (!anywhere && !slices.Contains(docs, hits[0].Chunk.DocID)) {
+		return hits
+	}
+	return out
+}
+
+func hitChunks(hits []Scored) []Chunk {
+	out := make([]Chunk, len(hits))
+	for i, h := range hits {
+		out[i] = h.Chunk
+	}
+	return out
 }
 
 // respond writes the answer from cands, of which the first primary are this question's
@@ -135,10 +246,24 @@ func (p *Pipeline) respond(ctx context.Context, q Question, query string, cands 
 				return p.refuse(ans, fn, streamed)
 			}
 			byN := map[int]Source{}
-			for _, e := range ev {
+			prompt := make([]Source, len(ev))
+			for i, e := range ev {
 				byN[e.src.N] = e.src
+				prompt[i] = e.src
 			}
-			p.finish(ans, res.citer, func(n int) Source { return byN[n] }, cands[:primary], query, scored)
+			c := res.citer
+			if c.valid == 0 {
+				// An answer citing nothing gets the sources that support its sentences.
+				text, n := p.newGrounder(ctx, prompt).attach(c.Text())
+				if n == 0 {
+					genErr = errUncited
+					break
+				}
+				c, _ = citeText(text, len(ev))
+			}
+			if !p.finish(ctx, ans, c, func(n int) Source { return byN[n] }, cands[:primary], query, scored) {
+				return p.refuse(ans, fn, streamed)
+			}
 			return nil
 		case ctx.Err() != nil:
 			return ctx.Err()
@@ -167,14 +292,20 @@ func (p *Pipeline) respond(ctx context.Context, q Question, query string, cands 
 		return err
 	}
 	c, _ := citeText(text, min(primary, extractiveChunks))
+	// Grounded before it streams, so what streams is the answer.
+	if !p.finish(ctx, ans, c, func(n int) Source { return cands[n-1] }, cands[:primary], query, scored) {
+		note := ans.Note
+		err := p.refuse(ans, fn, streamed)
+		ans.Note = note
+		return err
+	}
 	if streamed {
 		if err := fn("\n\n"); err != nil {
 			return err
 		}
 	}
 	// Stream sentence by sentence, as a generator would.
-	sents := splitSentences(c.Text())
-	for i, s := range sents {
+	for i, s := range splitSentences(ans.Text) {
 		if i > 0 {
 			s = " " + s
 		}
@@ -182,28 +313,59 @@ func (p *Pipeline) respond(ctx context.Context, q Question, query string, cands 
 			return err
 		}
 	}
-	p.finish(ans, c, func(n int) Source { return cands[n-1] }, cands[:primary], query, scored)
 	return nil
 }
 
-// finish fills the answer's text, sources, counts and confidence from a completed citer.
-// Sources are the cited ones in citation order (source(n) maps a prompt number to its
-// source), then the uncited evidence as "also retrieved".
-func (p *Pipeline) finish(ans *Answer, c *citer, source func(n int) Source, evidence []Source, query string, scored bool) {
+// errUncited is the fallback reason for a generated answer that cites nothing any source
+// supports.
+var errUncited = errors.New("the answer cited no source that supports it")
+
+// finish grounds the citations of a completed citer (see ground.go) and fills the answer's
+// text, sources, counts and confidence. Sources are the cited ones in citation order
+// (source(n) maps a prompt number to its source), then the uncited evidence as "also
+// retrieved". It returns false, leaving ans to be refused, when no cited sentence is
+// supported by its source.
+func (p *Pipeline) finish(ctx context.Context, ans *Answer, c *citer, source func(n int) Source, evidence []Source, query string, scored bool) bool {
+	// Answer numbers first, then the uncited evidence, which a sentence citing the wrong
+	// source may be re-cited to.
+	all := make([]Source, len(c.order), len(c.order)+len(evidence))
+	have := map[string]bool{}
+	for i, n := range c.order {
+		all[i] = source(n)
+		have[all[i].Chunk.ID] = true
+	}
+	for _, s := range evidence {
+		if !have[s.Chunk.ID] {
+			have[s.Chunk.ID] = true
+			all = append(all, s)
+		}
+	}
+	text, g := p.newGrounder(ctx, all).ground(c.Text())
+	ans.Grounding = g
+	if g.Unsupported > 0 {
+		p.log.Debug("grounding removed citations", "before", c.Text(), "after", text, "grounding", g)
+	}
+	invalid := c.invalid
+	// Renumber what is left in order of first citation.
+	c, _ = citeText(text, len(all))
+	if c.valid == 0 && g.Checked > 0 {
+		return false
+	}
+	source = func(n int) Source { return all[n-1] }
 	ans.Text = strings.TrimSpace(c.Text())
-	ans.Citations, ans.InvalidCitations = c.valid, c.invalid
+	ans.Citations, ans.InvalidCitations = c.valid, invalid
 	ans.Sources = []Source{}
-	cited := map[string]bool{}
+	isCited := map[string]bool{}
 	for _, n := range c.order {
 		s := source(n)
 		s.N = len(ans.Sources) + 1
 		s.Cited = true
 		s.Excerpt = excerpt(s.Chunk.Text, query)
-		cited[s.Chunk.ID] = true
+		isCited[s.Chunk.ID] = true
 		ans.Sources = append(ans.Sources, s)
 	}
 	for _, s := range evidence {
-		if cited[s.Chunk.ID] {
+		if isCited[s.Chunk.ID] {
 			continue
 		}
 		s.N = len(ans.Sources) + 1
@@ -211,7 +373,8 @@ func (p *Pipeline) finish(ans *Answer, c *citer, source func(n int) Source, evid
 		s.Excerpt = excerpt(s.Chunk.Text, query)
 		ans.Sources = append(ans.Sources, s)
 	}
-	ans.Confidence = confidence(ans.Sources, ans.Text, c.valid, c.invalid, scored)
+	ans.Confidence = confidence(ans.Sources, ans.Text, c.valid, invalid, scored)
+	return true
 }
 
 // genResult is what one generation produced.
@@ -336,6 +499,9 @@ type httpStatuser interface{ HTTPStatus() int }
 
 // fallbackNote tells the user why the answer is extractive.
 func fallbackNote(err error) string {
+	if errors.Is(err, errUncited) {
+		return "The language model's answer cited no source that supports it; showing an extractive answer."
+	}
 	reason := "error"
 	var ne net.Error
 	var hs httpStatuser

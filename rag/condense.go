@@ -102,6 +102,10 @@ var references = map[string]bool{
 // self-contained phrase.
 const shortQuestion = 12
 
+// subjectless is the length in content words up to which a question naming no paper or
+// model is taken for a follow-up.
+const subjectless = 5
+
 // maxCarried bounds the terms carried over from earlier questions.
 const maxCarried = 8
 
@@ -118,9 +122,15 @@ func condenseRule(text string, history []Turn) string {
 	for _, t := range terms(text) {
 		have[t] = true
 	}
+	// A follow-up naming a paper or model the thread has not seen ("And what about
+	// ELECTRA?") keeps the topic but not the earlier names.
+	moves := namesAnother(text, history)
 	var carried []string
 	for i := len(history) - 1; i >= 0 && len(carried) < maxCarried; i-- {
 		for _, w := range keyWords(history[i].Question) {
+			if moves && isNameWord(w) {
+				continue
+			}
 			stems := terms(w)
 			fresh := false
 			for _, st := range stems {
@@ -158,6 +168,11 @@ func isFollowUp(text string) bool {
 		return true
 	}
 	if len(terms(text)) <= 3 {
+		return true
+	}
+	// A short question that names no paper or model leans on the thread for its subject:
+	// "How long did the biggest model take to train?"
+	if len(terms(text)) <= subjectless && len(subjectNames(text)) == 0 {
 		return true
 	}
 	for _, w := range ws {

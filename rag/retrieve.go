@@ -50,6 +50,12 @@ const MaxTopK = 50
 // Errors name their stage ("embed query: …", "search: …", "rerank: …"); an unknown method
 // wraps ErrUnknownMethod, a method whose dense model is not configured ErrModelMissing.
 func (p *Pipeline) Retrieve(ctx context.Context, q Question) (Retrieval, error) {
+	return p.retrieve(ctx, q, nil)
+}
+
+// retrieve is Retrieve steered to the documents of an earlier turn (see followup.go):
+// they are searched as well, and their passages lifted before the cut.
+func (p *Pipeline) retrieve(ctx context.Context, q Question, steered []string) (Retrieval, error) {
 	start := time.Now()
 	r := Retrieval{Query: strings.TrimSpace(q.Text)}
 	if r.Query == "" {
@@ -86,6 +92,15 @@ func (p *Pipeline) Retrieve(ctx context.Context, q Question) (Retrieval, error) 
 		}
 		t = time.Now()
 		hits, err = p.cfg.Searcher.Search(ctx, req)
+		if err == nil && len(steered) > 0 && len(q.Filter.DocIDs) == 0 {
+			sreq := req
+			sreq.Filter.DocIDs = steered
+			var sh []Hit
+			if sh, err = p.cfg.Searcher.Search(ctx, sreq); err == nil {
+				pool := min(max(p.cfg.RerankTop, topK), len(hits))
+				hits = append(mergeSteered(hits[:pool], sh), hits[pool:]...)
+			}
+		}
 		r.Timings.Search = time.Since(t)
 		if err != nil {
 			return fail(fmt.Errorf("search: %w", err))
@@ -104,7 +119,7 @@ func (p *Pipeline) Retrieve(ctx context.Context, q Question) (Retrieval, error) 
 		}
 		t = time.Now()
 		// A question asking for more sources than RerankTop gets them all reranked.
-		r.Candidates, err = p.rerank(ctx, r.Query, hits[:min(max(p.cfg.RerankTop, topK), len(hits))])
+		r.Candidates, err = p.rerank(ctx, r.Query, hits[:min(max(p.cfg.RerankTop, topK)+steerPool(steered), len(hits))])
 		r.Timings.Rerank = time.Since(t)
 		if err != nil {
 			return fail(fmt.Errorf("rerank: %w", err))
@@ -113,6 +128,7 @@ func (p *Pipeline) Retrieve(ctx context.Context, q Question) (Retrieval, error) 
 		if p.cfg.DocWeight > 0 {
 			r.Candidates = documentPrior(r.Candidates, p.cfg.DocWeight)
 		}
+		r.Candidates = steer(r.Candidates, steered)
 		r.Hits = Cut(r.Candidates, p.cfg.MinScore, p.cfg.MaxGap, topK)
 	}
 	r.Timings.Total = time.Since(start)

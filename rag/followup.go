@@ -1,0 +1,149 @@
+package rag
+
+import (
+	"math"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Follow-ups keep their subject without a language model: the papers the previous answer
+// cited are searched as well as the whole corpus, and their passages are lifted in the
+// ranking (steerBoost), so "And what batch size did they use?" is answered from the paper
+// the thread is about. A follow-up that names a paper or model the thread has not seen
+// ("And what about ELECTRA?") moves on: it is not steered, and the earlier question's
+// names are not carried into its query (see condenseRule).
+const (
+	// steerBoost lifts a steered passage's probability p to p^(1-steerBoost): 0.3 → 0.49,
+	// 0.5 → 0.66, 0.9 → 0.94. A strong passage of another paper still outranks a weak one
+	// of the thread's paper, and 0 stays 0.
+	steerBoost = 0.4
+	// steerExtra bounds the passages of the thread's papers added to the reranked pool.
+	steerExtra = 5
+	// steerDocs bounds the papers a follow-up is steered to.
+	steerDocsMax = 3
+)
+
+// steerDocs returns the documents a follow-up should be steered to: those the most recent
+// answer with sources cited (else retrieved), at most steerDocsMax, best first. None when
+// there is no history or the question names something the thread has not mentioned.
+func steerDocs(q Question) []string {
+	if len(q.History) == 0 || namesAnother(q.Text, q.History) {
+		return nil
+	}
+	for i := len(q.History) - 1; i >= 0; i-- {
+		var docs []string
+		seen := map[string]bool{}
+		for _, cited := range []bool{true, false} {
+			for _, s := range q.History[i].Sources {
+				if s.Cited != cited || s.Chunk.DocID == "" || seen[s.Chunk.DocID] || len(docs) == steerDocsMax {
+					continue
+				}
+				seen[s.Chunk.DocID] = true
+				docs = append(docs, s.Chunk.DocID)
+			}
+			if len(docs) > 0 {
+				break // cited sources say what the answer was about; retrieved ones only without them
+			}
+		}
+		if len(docs) > 0 {
+			return docs
+		}
+	}
+	return nil
+}
+
+// subjectNames are the names in a question that can change a thread's subject: hard items
+// starting with a letter ("ELECTRA", "GPT-4", "T5"), not sizes or numbers ("7B", "512").
+func subjectNames(text string) []keyItem {
+	var out []keyItem
+	for _, it := range questionItems(text) {
+		r, _ := utf8.DecodeRuneInString(it.text)
+		if it.hard && unicode.IsLetter(r) {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// namesAnother reports whether the question names something the thread has not mentioned
+// in its questions, answers or cited sources.
+func namesAnother(text string, history []Turn) bool {
+	names := subjectNames(text)
+	if len(names) == 0 {
+		return false
+	}
+	ix := newEvidenceIndex()
+	for _, t := range history {
+		ix.add(t.Question)
+		ix.add(t.Answer)
+		for _, s := range t.Sources {
+			// An "also retrieved" passage is not what the thread talked about.
+			if s.Cited {
+				ix.add(s.Chunk.Title)
+				ix.add(s.Chunk.Text)
+			}
+		}
+	}
+	for _, it := range names {
+		if !ix.covers(it) {
+			return true
+		}
+	}
+	return false
+}
+
+// steer lifts the candidates of the steered documents (see steerBoost) and re-sorts.
+func steer(cands []Scored, docs []string) []Scored {
+	if len(docs) == 0 {
+		return cands
+	}
+	in := map[string]bool{}
+	for _, d := range docs {
+		in[d] = true
+	}
+	out := make([]Scored, len(cands))
+	for i, c := range cands {
+		if in[c.Chunk.DocID] && c.Rerank > 0 {
+			c.Rerank = math.Pow(c.Rerank, 1-steerBoost)
+		}
+		out[i] = c
+	}
+	sortByRerank(out)
+	return out
+}
+
+// mergeSteered adds to the pool to be reranked up to steerExtra hits of the steered
+// documents that it lacks, best first.
+func mergeSteered(pool, steered []Hit) []Hit {
+	have := map[string]bool{}
+	for _, h := range pool {
+		have[h.Chunk.ID] = true
+	}
+	out := append([]Hit(nil), pool...)
+	added := 0
+	for _, h := range steered {
+		if added == steerExtra {
+			break
+		}
+		if !have[h.Chunk.ID] {
+			have[h.Chunk.ID] = true
+			out = append(out, h)
+			added++
+		}
+	}
+	return out
+}
+
+// isNameWord reports whether a word of an earlier question is a name (see classify).
+func isNameWord(w string) bool {
+	return classify(strings.Trim(w, trimToken), false) == kindHard
+}
+
+// steerPool is how many more hits than usual are reranked for a steered question.
+func steerPool(steered []string) int {
+	if len(steered) == 0 {
+		return 0
+	}
+	return steerExtra
+}

@@ -1,0 +1,959 @@
+package rag
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// The evidence-sufficiency gate runs after the reranker's score cut. The cut asks whether
+// the evidence is similar to the question; the gate asks whether it covers what the
+// question hinges on. A near miss — "What accuracy does GPT-4 reach on MMLU?" over papers
+// about GPT-2 and GPT-3 — retrieves passages that are very similar to the question and
+// still do not answer it: they never name GPT-4.
+//
+// The question's key items are of two kinds:
+//   - hard items: names with a version or digits ("GPT-4", "Sentence-T5", "LLaMA 2",
+//     "4-bit"), acronyms and inner-capital names ("MMLU", "RoBERTa"), capitalised phrases
+//     ("Natural Questions"), capitalised words the corpus rarely uses ("Claude") and
+//     numbers ("512"). Each must appear in a kept passage (outside its reference list),
+//     compared without case, spacing or hyphens ("GPT-4" = "GPT 4" = "gpt4", "BERT-base" =
+//     "BERTBASE"); an acronym also matches words whose initials spell it ("LLMs" = "large
+//     language models"). Several must appear close together in one passage (see
+//     hardCoverage): the GPT-4 of a passage on GPT-4 as a judge and the MMLU of the
+//     next section do not answer "GPT-4's accuracy on MMLU".
+//   - soft items: the other content words, weighted by their BM25 inverse document
+//     frequency in the corpus (Config.Sparse), so rare words weigh most. When the
+//     evidence covers less than gateCoverage of the question's weight and lacks a word the
+//     corpus never uses, the question is about something else ("context sufficiency").
+//
+// The reranker's score cut (Config.MinScore, Config.MaxGap) runs first and still refuses
+// what is merely dissimilar; the gate refuses what is similar but not the same.
+// No list of model names is involved: what counts as a name is read from the question's
+// spelling, and what is rare from the corpus.
+const (
+	// gateCoverage is the share of the question's weight the evidence must cover when
+	// it lacks a word of the question the corpus never uses.
+	gateCoverage = 0.5
+	// rareIDF is the share of the largest IDF (that of a word no chunk contains) from
+	// which a word counts as rare: on 1,300 chunks, a word in at most about a dozen.
+	rareIDF = 0.6
+	// unseenIDF marks a word no chunk contains. Only such a word, missing from the
+	// evidence, lets the gate refuse on ordinary words: on the tuning questions, refusing
+	// for missing rare-but-seen words ("optimizer", "biggest") only refused paraphrases and
+	// questions whose evidence retrieval had missed, never a near miss.
+	unseenIDF = 0.99
+	// rescueHits bounds the passages searched per item for the document-level check.
+	rescueHits = 10
+	// coWindow is how close, in words, a passage must name the question's hard items.
+	coWindow = 20
+	// rescueMentions is how many passages of a document must use an item for the
+	// document to count as covering it.
+	rescueMentions = 3
+	// gateMaxMissing bounds the missing items an explanation names.
+	gateMaxMissing = 3
+)
+
+// keyItem is one thing a question hinges on.
+type keyItem struct {
+	text   string  // as the user wrote it: "GPT-4", "LLaMA 2", "tokenizer"
+	key    string  // lower-case letters and digits only: "gpt4", "llama2"
+	stem   string  // soft single words: the stem compared with the evidence's terms
+	hard   bool    // a name, version or number that must appear verbatim
+	acro   bool    // an acronym, which may also be spelled out
+	name   bool    // a capitalised word or phrase inside the question: hard when rare
+	weight float64 // soft items: the corpus IDF
+}
+
+// gateResult is the gate's verdict.
+type gateResult struct {
+	missing  []string // what the evidence lacks, as the user wrote it
+	explain  string   // one or two sentences for the refusal
+	coverage float64  // covered share of the soft weight (1 when there is none)
+	// holders rates the kept passages by the hard items of the question they hold (nil
+	// when it has none), with a point more for a paper whose title names one: the answer
+	// is best quoted from the passages rated highest.
+	holders []int
+}
+
+func (g gateResult) refused() bool { return len(g.missing) > 0 }
+
+// trimToken is what surrounds a word without being part of it.
+const trimToken = ".,;:!?()[]{}\"'“”‘’«»*_`<>"
+
+// questionItems extracts the key items of a question (see the gate's comment).
+func questionItems(question string) []keyItem {
+	toks := tokenize(question)
+	// A question written in capitals does not mark its names by case.
+	shouting := upperShare(question) > 0.5
+	var items []keyItem
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		kind := classify(t.text, shouting)
+		if kind == kindNone {
+			continue
+		}
+		text := t.text
+		name := kind == kindSoft && isTitle(text) && !t.first && !shouting
+		if name {
+			// "Natural Questions": capitalised words in a row inside a sentence are a name.
+			for i+1 < len(toks) && !toks[i+1].first && isTitle(toks[i+1].text) && classify(toks[i+1].text, false) == kindSoft {
+				text += " " + toks[i+1].text
+				i++
+			}
+			if strings.Contains(text, " ") {
+				kind, name = kindHard, false
+			}
+		}
+		// "MS MARCO": capitals in a row are one name.
+		for kind == kindHard && isAcronym(text) && i+1 < len(toks) && !toks[i+1].first && isAcronym(toks[i+1].text) && !shouting {
+			text += " " + toks[i+1].text
+			i++
+		}
+		// "LLaMA 2", "GPT 4": a name followed by a bare version number is one name.
+		if (kind == kindHard || name) && i+1 < len(toks) && isNumber(toks[i+1].text) && !toks[i+1].first {
+			text += " " + toks[i+1].text
+			kind, name = kindHard, false
+			i++
+		}
+		it := keyItem{text: text, key: squeeze(text), hard: kind == kindHard, name: name}
+		if it.key == "" {
+			continue
+		}
+		if it.hard {
+			it.acro = isAcronym(text)
+		} else {
+			ts := terms(text)
+			if len(ts) == 0 {
+				continue
+			}
+			if len(ts) == 1 {
+				it.stem = ts[0]
+			}
+		}
+		items = append(items, it)
+	}
+	return dedupeItems(items)
+}
+
+var digitComma = regexp.MustCompile(`(\d),(\d)`)
+
+// qtoken is a word of the question; first marks the first word of a sentence.
+type qtoken struct {
+	text  string
+	first bool
+}
+
+// tokenize splits a question into words, keeping hyphens, dots and percent signs inside a
+// word ("GPT-3.5", "15%") and dropping a possessive "'s".
+func tokenize(s string) []qtoken {
+	var out []qtoken
+	first := true
+	// A comma ends a word unless digits follow it: "1,000,000" is one number.
+	s = digitComma.ReplaceAllString(s, "$1\x00$2")
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || r == '/' || r == ',' }) {
+		f = strings.ReplaceAll(f, "\x00", ",")
+		end := strings.ContainsAny(f[len(f)-1:], ".?!:;")
+		w := strings.Trim(f, trimToken)
+		for _, suf := range []string{"'s", "’s"} {
+			w = strings.TrimSuffix(w, suf)
+		}
+		w = strings.Trim(w, trimToken+"-–")
+		if w != "" {
+			out = append(out, qtoken{text: w, first: first})
+			first = false
+		}
+		if end {
+			first = true
+		}
+	}
+	return out
+}
+
+type itemKind int
+
+const (
+	kindNone itemKind = iota
+	kindSoft
+	kindHard
+)
+
+// classify decides what a question word is: a hard item (digits, an acronym, an inner
+// capital — unless the whole question shouts), a soft content word, or nothing.
+func classify(w string, shouting bool) itemKind {
+	letters, digits := 0, 0
+	for _, r := range w {
+		switch {
+		case unicode.IsLetter(r):
+			letters++
+		case unicode.IsDigit(r):
+			digits++
+		}
+	}
+	if letters+digits == 0 {
+		return kindNone
+	}
+	if digits > 0 {
+		return kindHard
+	}
+	lw := strings.ToLower(w)
+	if stopwords[lw] || references[lw] || questionWords[lw] {
+		return kindNone
+	}
+	if !shouting && innerCapital(w) {
+		return kindHard
+	}
+	if len(terms(w)) == 0 {
+		return kindNone
+	}
+	return kindSoft
+}
+
+// questionWords are content-free in a question even though they are not stopwords.
+var questionWords = map[string]bool{
+	"much": true, "many": true, "kind": true, "kinds": true, "way": true, "ways": true,
+	"exactly": true, "main": true, "key": true, "specific": true, "specifically": true,
+	"please": true, "briefly": true, "give": true, "list": true, "compare": true,
+	"compared": true, "difference": true, "differences": true, "differ": true,
+	"example": true, "examples": true, "happen": true, "happens": true, "actually": true,
+	"really": true, "role": true, "purpose": true, "mean": true, "means": true,
+	"approach": true, "idea": true, "find": true, "found": true, "reported": true,
+	"report": true, "reports": true, "reach": true, "reaches": true, "achieve": true,
+	"achieves": true, "get": true, "gets": true, "obtain": true, "obtains": true,
+	"make": true, "makes": true, "work": true, "works": true, "done": true,
+}
+
+// innerCapital reports an acronym or a name with a capital inside a hyphen-separated part:
+// "MMLU", "RoBERTa", "Sentence-BERT", but not "Self-Attention" or "The".
+func innerCapital(w string) bool {
+	for _, part := range strings.FieldsFunc(w, func(r rune) bool { return r == '-' || r == '–' || r == '.' }) {
+		n := 0
+		for i, r := range part {
+			if i > 0 && unicode.IsUpper(r) {
+				n++
+			}
+		}
+		if n > 0 && utf8.RuneCountInString(part) >= 2 {
+			return true
+		}
+	}
+	return false
+}
+
+// isAcronym reports a word of capitals, maybe plural: "LLM", "LLMs", "NSP".
+func isAcronym(w string) bool {
+	w = strings.TrimSuffix(w, "s")
+	n := utf8.RuneCountInString(w)
+	if n < 2 || n > 6 {
+		return false
+	}
+	for _, r := range w {
+		if !unicode.IsUpper(r) {
+			return false
+		}
+	}
+	return true
+}
+
+func isTitle(w string) bool {
+	r, _ := utf8.DecodeRuneInString(w)
+	return unicode.IsUpper(r) && !innerCapital(w)
+}
+
+// isNumber reports a bare number: "2", "4.5", "15%".
+func isNumber(w string) bool {
+	w = strings.TrimSuffix(w, "%")
+	if w == "" {
+		return false
+	}
+	for _, r := range w {
+		if !unicode.IsDigit(r) && r != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+func upperShare(s string) float64 {
+	up, letters := 0, 0
+	for _, r := range s {
+		if unicode.IsLetter(r) {
+			letters++
+			if unicode.IsUpper(r) {
+				up++
+			}
+		}
+	}
+	if letters == 0 {
+		return 0
+	}
+	return float64(up) / float64(letters)
+}
+
+// squeeze keeps the lower-cased letters and digits of s: "GPT-4" → "gpt4".
+func squeeze(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func dedupeItems(items []keyItem) []keyItem {
+	seen := map[string]bool{}
+	var out []keyItem
+	for _, it := range items {
+		if seen[it.key] {
+			continue
+		}
+		seen[it.key] = true
+		out = append(out, it)
+	}
+	return out
+}
+
+// evidenceIndex is what the gate and the grounding check look items up in: where each
+// item occurs, by word position.
+type evidenceIndex struct {
+	grams map[string][]int // squeezed runs of 1–3 consecutive words: "gpt4", "bertbase"
+	acros map[string][]int // initials of 2–6 consecutive words: "llm", "mlm"
+	stems map[string][]int // stemmed content words
+	n     int              // words indexed, plus a gap between texts
+}
+
+// maxGram is the longest run of words a hard item is compared with ("Hierarchical
+// Navigable Small World" is four).
+const maxGram = 6
+
+func newEvidenceIndex(texts ...string) *evidenceIndex {
+	ix := &evidenceIndex{grams: map[string][]int{}, acros: map[string][]int{}, stems: map[string][]int{}}
+	for _, text := range texts {
+		ix.add(text)
+	}
+	return ix
+}
+
+func (ix *evidenceIndex) add(text string) {
+	orig, brk := segWords(text)
+	base := ix.n
+	ws := make([]string, len(orig))
+	for i, w := range orig {
+		ws[i] = w
+		// "two sub-layers" states the "2" of a question.
+		if d, ok := numberWords[w]; ok {
+			ix.grams[w] = append(ix.grams[w], base+i)
+			ws[i] = d
+		}
+	}
+	for i, w := range orig {
+		g := ""
+		for j := i; j < len(ws) && j < i+maxGram && (j == i || !brk[j]); j++ {
+			g += ws[j]
+			ix.grams[g] = append(ix.grams[g], base+i)
+		}
+		a := ""
+		for j := i; j < len(ws) && j < i+6 && (j == i || !brk[j]); j++ {
+			r, _ := utf8.DecodeRuneInString(orig[j])
+			a += string(r)
+			if j > i {
+				ix.acros[a] = append(ix.acros[a], base+i)
+			}
+		}
+		if !stopwords[w] && utf8.RuneCountInString(w) >= 2 {
+			st := stemOf(w)
+			ix.stems[st] = append(ix.stems[st], base+i)
+		}
+	}
+	// Texts are kept apart so that no window spans two of them.
+	ix.n = base + len(ws) + 2*coWindow
+}
+
+// segWords returns the lower-cased words of text (as words does) and, per word, whether
+// punctuation that ends a phrase — a comma, a bracket, a quote, a full stop before a
+// space — comes before it, so that "next sentence. BERT uses" does not read as
+// "Sentence-BERT". Hyphens, slashes and a dot inside a number ("4.5") join.
+func segWords(text string) (ws []string, brk []bool) {
+	var cur strings.Builder
+	pending := false
+	rs := []rune(strings.ToLower(text))
+	for i, r := range rs {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			cur.WriteRune(r)
+			continue
+		}
+		// "1,000,000" and "4.5" are one number.
+		if (r == ',' || r == '.') && i > 0 && i+1 < len(rs) && unicode.IsDigit(rs[i-1]) && unicode.IsDigit(rs[i+1]) {
+			continue
+		}
+		if cur.Len() > 0 {
+			ws = append(ws, cur.String())
+			brk = append(brk, pending)
+			cur.Reset()
+			pending = false
+		}
+		switch {
+		case strings.ContainsRune(",;:!?()[]{}\"“”", r):
+			pending = true
+		case r == '.' && (i+1 == len(rs) || unicode.IsSpace(rs[i+1])):
+			pending = true
+		}
+	}
+	if cur.Len() > 0 {
+		ws = append(ws, cur.String())
+		brk = append(brk, pending)
+	}
+	return ws, brk
+}
+
+// stemOf stems one lower-case word as terms does.
+func stemOf(w string) string {
+	if t := terms(w); len(t) == 1 {
+		return t[0]
+	}
+	return w
+}
+
+// at returns the positions where the item occurs.
+func (ix *evidenceIndex) at(it keyItem) []int {
+	if pos := ix.grams[it.key]; len(pos) > 0 {
+		return pos
+	}
+	if it.hard {
+		if it.acro {
+			k := strings.TrimSuffix(it.key, "s")
+			return append(append([]int(nil), ix.grams[k]...), ix.acros[k]...)
+		}
+		return nil
+	}
+	if it.stem != "" {
+		return ix.stems[it.stem]
+	}
+	// A soft compound ("in-batch"): where its first part is, when every part occurs.
+	ts := terms(it.text)
+	for _, t := range ts {
+		if len(ix.stems[t]) == 0 {
+			return nil
+		}
+	}
+	if len(ts) == 0 {
+		return nil
+	}
+	return ix.stems[ts[0]]
+}
+
+// covers reports whether the evidence contains the item.
+func (ix *evidenceIndex) covers(it keyItem) bool { return len(ix.at(it)) > 0 }
+
+// near reports whether the item occurs within dist words of the span [lo, hi].
+func (ix *evidenceIndex) near(it keyItem, lo, hi, dist int) bool {
+	for _, p := range ix.at(it) {
+		if p >= lo-dist && p <= hi+dist {
+			return true
+		}
+	}
+	return false
+}
+
+// corpusIDF returns a function giving a word's BM25 inverse document frequency in the
+// corpus relative to the largest there is (that of a word no chunk contains, so 1 means
+// unseen), read from the sparse query encoder: a query's weight for a term is its IDF.
+// Without BM25 every word weighs 1 and none is rare.
+func (p *Pipeline) corpusIDF(enc SparseEncoder) func(string) float64 {
+	if enc == nil {
+		return func(string) float64 { return 0.5 }
+	}
+	unseen := sparseSum(enc.EncodeQuery("qzxjvwkfootnoteunseen"))
+	if unseen <= 0 {
+		return func(string) float64 { return 0.5 }
+	}
+	return func(w string) float64 {
+		v := enc.EncodeQuery(w)
+		if len(v.Indices) == 0 {
+			return 0 // a stopword to BM25
+		}
+		return min(sparseSum(v)/float64(len(v.Indices))/unseen, 1)
+	}
+}
+
+func sparseSum(v SparseVector) float64 {
+	var s float64
+	for _, x := range v.Values {
+		s += float64(x)
+	}
+	return s
+}
+
+// gate checks the kept evidence against the question's key items. candidates (the kept
+// evidence and those below the cut) are searched for a near variant of a missing name to
+// say what the papers do mention ("GPT-3" for "GPT-4").
+//
+// Hard items must all appear in one kept passage: a question relating two things ("GPT-4"
+// and "MMLU") is not answered by one passage naming each. A hard item the passages lack
+// still counts when their document uses it elsewhere (a paper's own short name, "T5",
+// appears in few of its passages); a BM25 search within the kept documents finds out.
+// When the hard items are spread over passages, those naming the other items only in the
+// title of their own paper still count: a question comparing two papers is answered from
+// both.
+func (p *Pipeline) gate(ctx context.Context, question string, kept, candidates []Chunk) gateResult {
+	items := questionItems(question)
+	res := gateResult{coverage: 1}
+	if len(items) == 0 || len(kept) == 0 {
+		return res
+	}
+	var enc SparseEncoder
+	if p.cfg.Sparse != nil {
+		e, err := p.cfg.Sparse(ctx)
+		if err != nil {
+			p.log.Warn("evidence gate: no corpus statistics; weighing words alike", "err", err)
+		} else {
+			enc = e
+		}
+	}
+	idf := p.corpusIDF(enc)
+	rarity := func(text string) float64 {
+		r := 0.0
+		for _, w := range words(text) {
+			r = max(r, idf(w))
+		}
+		return r
+	}
+	// A capitalised word the corpus rarely uses is a name the question hinges on.
+	for i, it := range items {
+		if it.name && rarity(it.text) >= rareIDF {
+			items[i].hard = true
+		}
+	}
+
+	p.log.DebugContext(ctx, "evidence gate", "items", fmt.Sprintf("%+v", items))
+
+	chunkIx := make([]*evidenceIndex, len(kept))
+	all := newEvidenceIndex()
+	for i, c := range kept {
+		body := withoutReferences(c.Text)
+		chunkIx[i] = newEvidenceIndex(body, strings.Join(c.Section, " "))
+		all.add(body)
+		all.add(c.Title)
+		all.add(strings.Join(c.Section, " "))
+	}
+
+	var hard []keyItem
+	total, covered := 0.0, 0.0
+	type soft struct {
+		it      keyItem
+		covered bool
+		rare    bool
+	}
+	var softs []soft
+	for _, it := range items {
+		if it.hard {
+			hard = append(hard, it)
+			continue
+		}
+		w := 0.0
+		for _, t := range words(it.text) {
+			w += idf(t)
+		}
+		it.weight = w
+		c := all.covers(it)
+		softs = append(softs, soft{it, c, rarity(it.text) >= unseenIDF})
+		total += w
+		if c {
+			covered += w
+		}
+	}
+
+	if len(hard) > 0 {
+		missing, apart, holders := p.hardCoverage(ctx, hard, kept, chunkIx, enc)
+		res.holders = holders
+		switch {
+		case len(missing) > 0:
+			res.missing = itemTexts(missing)
+			res.explain = explainMissing(missing, candidates)
+			return res
+		case len(apart) > 0:
+			res.missing = itemTexts(apart)
+			res.explain = explainApart(hard, apart)
+			return res
+		}
+		// Names found count toward the coverage of the question's weight.
+		total += float64(len(hard))
+		covered += float64(len(hard))
+	}
+	if total > 0 {
+		res.coverage = covered / total
+	}
+	if res.coverage >= gateCoverage {
+		return res
+	}
+	sort.SliceStable(softs, func(i, j int) bool { return softs[i].it.weight > softs[j].it.weight })
+	var miss []keyItem
+	rareMissing := false
+	for _, s := range softs {
+		if !s.covered {
+			rareMissing = rareMissing || s.rare
+			if len(miss) < gateMaxMissing {
+				miss = append(miss, s.it)
+			}
+		}
+	}
+	if !rareMissing {
+		return res
+	}
+	for _, it := range miss {
+		res.missing = append(res.missing, it.text)
+	}
+	res.explain = explainMissing(miss, nil)
+	return res
+}
+
+// hardCoverage checks the hard items against the kept passages. missing are those neither
+// a kept passage nor the rest of a kept document contains; apart are those no passage
+// names within coWindow words of the others. An item in a passage's title or found
+// elsewhere in its document is taken to be everywhere in the passage.
+func (p *Pipeline) hardCoverage(ctx context.Context, hard []keyItem, kept []Chunk, chunkIx []*evidenceIndex, enc SparseEncoder) (missing, apart []keyItem, holders []int) {
+	// everywhere[i][j]: passage i holds item j through its title or its document.
+	everywhere := make([][]bool, len(kept))
+	for i, c := range kept {
+		everywhere[i] = make([]bool, len(hard))
+		tix := newEvidenceIndex(c.Title)
+		for j, it := range hard {
+			everywhere[i][j] = tix.covers(it)
+		}
+	}
+	for j, it := range hard {
+		found := false
+		for i := range kept {
+			found = found || everywhere[i][j] || chunkIx[i].covers(it)
+		}
+		if found {
+			continue
+		}
+		docs := p.docsUsing(ctx, it, kept, enc)
+		for i, c := range kept {
+			if docs[c.DocID] {
+				everywhere[i][j] = true
+				found = true
+			}
+		}
+		if !found {
+			missing = append(missing, it)
+		}
+	}
+	if len(missing) > 0 {
+		return missing, nil, nil
+	}
+	// The best passage holds the most items together; one holding all settles it.
+	holders = make([]int, len(kept))
+	bestN, best := -1, []bool(nil)
+	for i := range kept {
+		together := windowCover(hard, chunkIx[i], everywhere[i])
+		n := 0
+		for _, ok := range together {
+			if ok {
+				n++
+			}
+		}
+		holders[i] = n
+		tix := newEvidenceIndex(kept[i].Title)
+		for _, it := range hard {
+			if tix.covers(it) {
+				holders[i]++
+				break
+			}
+		}
+		if n > bestN {
+			bestN, best = n, together
+		}
+	}
+	if bestN < len(hard) {
+		for j, it := range hard {
+			if best[j] {
+				continue
+			}
+			// Another kept paper whose title names the item answers for it: a question
+			// comparing two papers is answered from both.
+			titled := false
+			for i := range kept {
+				titled = titled || everywhere[i][j]
+			}
+			if !titled {
+				apart = append(apart, it)
+			}
+		}
+	}
+	return nil, apart, holders
+}
+
+// windowCover finds where in the passage the most hard items occur within coWindow words
+// of one another, and reports which items that is. Items the passage holds everywhere
+// need no place.
+func windowCover(hard []keyItem, ix *evidenceIndex, everywhere []bool) []bool {
+	together := make([]bool, len(hard))
+	copy(together, everywhere)
+	var anchors []int
+	for j, it := range hard {
+		if !everywhere[j] {
+			anchors = append(anchors, ix.at(it)...)
+		}
+	}
+	bestN := -1
+	for _, a := range anchors {
+		cur := make([]bool, len(hard))
+		n := 0
+		for j, it := range hard {
+			cur[j] = everywhere[j] || ix.near(it, a, a, coWindow)
+			if cur[j] {
+				n++
+			}
+		}
+		if n > bestN {
+			bestN, together = n, cur
+		}
+	}
+	return together
+}
+
+func itemTexts(items []keyItem) []string {
+	var out []string
+	for _, it := range items[:min(len(items), gateMaxMissing)] {
+		out = append(out, it.text)
+	}
+	return out
+}
+
+// docsUsing returns the kept documents whose other passages contain the item, found by a
+// BM25 search for it within those documents. Without BM25 it finds none.
+func (p *Pipeline) docsUsing(ctx context.Context, it keyItem, kept []Chunk, enc SparseEncoder) map[string]bool {
+	out := map[string]bool{}
+	if enc == nil {
+		return out
+	}
+	v := enc.EncodeQuery(it.text)
+	if len(v.Indices) == 0 {
+		return out
+	}
+	var ids []string
+	seen := map[string]bool{}
+	for _, c := range kept {
+		if c.DocID != "" && !seen[c.DocID] {
+			seen[c.DocID] = true
+			ids = append(ids, c.DocID)
+		}
+	}
+	if len(ids) == 0 {
+		return out
+	}
+	hits, err := p.cfg.Searcher.Search(ctx, SearchRequest{Sparse: &v, Limit: rescueHits, Filter: Filter{DocIDs: ids}})
+	if err != nil {
+		p.log.Warn("evidence gate: search the kept documents", "item", it.text, "err", err)
+		return out
+	}
+	n := map[string]int{}
+	for _, h := range hits {
+		if seen[h.Chunk.DocID] && newEvidenceIndex(h.Chunk.Text).covers(it) {
+			n[h.Chunk.DocID]++
+		}
+	}
+	for id, k := range n {
+		// A passing mention (BERT's introduction names ImageNet once) is not the paper
+		// being about it.
+		if k >= rescueMentions {
+			out[id] = true
+		}
+	}
+	return out
+}
+
+// explainApart says which names the passages hold only separately.
+func explainApart(hard, apart []keyItem) string {
+	isApart := map[string]bool{}
+	for _, it := range apart {
+		isApart[it.key] = true
+	}
+	var with, without []string
+	for _, it := range hard {
+		if isApart[it.key] {
+			without = append(without, it.text)
+		} else {
+			with = append(with, it.text)
+		}
+	}
+	if len(with) == 0 {
+		return "The papers do not mention " + joinAnd(without) + " together."
+	}
+	return "The passages that mention " + joinAnd(with) + " do not mention " + joinOr(without) + "."
+}
+
+func joinAnd(xs []string) string {
+	if len(xs) <= 1 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
+}
+
+// explainMissing says what the evidence lacks: "The papers mention GPT-3, but not GPT-4."
+// for a name with a variant in the candidates, else "The papers do not mention X or Y."
+func explainMissing(missing []keyItem, candidates []Chunk) string {
+	var parts []string
+	var plain []string
+	used := map[string]bool{}
+	for _, it := range missing[:min(len(missing), gateMaxMissing)] {
+		if v := variantOf(it, candidates); v != "" && !used[v] {
+			used[v] = true
+			parts = append(parts, "The papers mention "+v+", but not "+it.text+".")
+			continue
+		}
+		plain = append(plain, it.text)
+	}
+	if len(plain) > 0 {
+		parts = append(parts, "The papers do not mention "+joinOr(plain)+".")
+	}
+	return strings.Join(parts, " ")
+}
+
+func joinOr(xs []string) string {
+	switch len(xs) {
+	case 0:
+		return ""
+	case 1:
+		return xs[0]
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
+}
+
+// variantOf finds, in the candidates' text, the most frequent name sharing the missing
+// name's stem — its first run of letters — but not the name itself: "GPT-3" for "GPT-4",
+// "Sentence-BERT" for "Sentence-T5", "LLaMA" for "LLaMA 2". A variant of the same shape
+// (stem and a number) wins over the bare stem, and the bare stem over other forms.
+func variantOf(it keyItem, candidates []Chunk) string {
+	base := strings.ToLower(leadingLetters(it.text))
+	if len(base) < 2 || base == it.key {
+		return ""
+	}
+	rest := it.key[len(base):]
+	shapeNum := rest != "" && isNumber(rest)
+	// A version follows the name with a hyphen or a number: "GPT-4", "RoBERTa-XL",
+	// "LLaMA 2", "DEEP1B"; a second word does not ("MS MARCO").
+	after := strings.TrimSpace(it.text[len(leadingLetters(it.text)):])
+	versioned := rest != "" && after != "" && (after[0] == '-' || unicode.IsDigit(rune(after[0])))
+	count := map[string]int{}
+	surface := map[string]string{}
+	for _, c := range candidates {
+		for _, w := range nameTokens(c.Title + " " + c.Text) {
+			k := squeeze(w)
+			if k == it.key || !strings.HasPrefix(k, base) {
+				continue
+			}
+			tail := k[len(base):]
+			if tail != "" && !strings.ContainsAny(w, "-–0123456789") {
+				continue // "Sentences" is not a variant of "Sentence-T5"
+			}
+			if tail == "" && (!innerCapital(w) || !versioned) {
+				// Nor is a capitalised "Sentence"; "LLaMA" and "GPT" are names, but only
+				// versions of "LLaMA 2" and "GPT-4": "MS" is not one of "MS MARCO".
+				continue
+			}
+			if _, ok := surface[k]; !ok {
+				surface[k] = w
+			}
+			count[k]++
+		}
+	}
+	best, bestRank, bestN := "", -1, 0
+	for k, n := range count {
+		tail := k[len(base):]
+		rank := 0
+		switch {
+		case shapeNum && tail != "" && isNumber(tail):
+			rank = 2
+		case tail == "":
+			rank = 1
+		}
+		if rank > bestRank || (rank == bestRank && (n > bestN || (n == bestN && k < best))) {
+			best, bestRank, bestN = k, rank, n
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return surface[best]
+}
+
+func leadingLetters(s string) string {
+	for i, r := range s {
+		if !unicode.IsLetter(r) {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// nameTokens are the words of a text that look like names: hyphenated, with digits or
+// with a capital.
+// A name followed by a bare number is also given whole ("WMT 2014"), as the question's
+// "WMT 2016" is one item.
+func nameTokens(text string) []string {
+	var ws []string
+	for _, f := range strings.Fields(text) {
+		w := strings.Trim(f, trimToken+"-–")
+		for _, suf := range []string{"'s", "’s"} {
+			w = strings.TrimSuffix(w, suf)
+		}
+		ws = append(ws, w)
+	}
+	var out []string
+	for i, w := range ws {
+		if w == "" {
+			continue
+		}
+		r, _ := utf8.DecodeRuneInString(w)
+		if unicode.IsUpper(r) || strings.ContainsAny(w, "0123456789") {
+			out = append(out, w)
+			if i+1 < len(ws) && unicode.IsUpper(r) && isNumber(ws[i+1]) {
+				out = append(out, w+" "+ws[i+1])
+			}
+		}
+	}
+	return out
+}
+
+// numberWords are the numbers papers spell out.
+var numberWords = map[string]string{
+	"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
+	"eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "twenty": "20",
+	"hundred": "100", "thousand": "1000",
+}
+
+// withoutReferences drops the reference-list entries of a passage: a name in a cited
+// title ("Claude E Shannon. 1948. A mathematical theory …") is not the passage
+// discussing it. Entries are paragraphs; sentences would cut them into fragments.
+func withoutReferences(text string) string {
+	var out []string
+	for _, para := range strings.Split(normalizeText(text), "\n\n") {
+		if !isReference(para) {
+			out = append(out, para)
+		}
+	}
+	return strings.Join(out, "\n\n")
+}
+
+// citationStyle is an entry in author-year style: "Claude E Shannon. 1948. A …".
+var citationStyle = regexp.MustCompile(`^[\p{Lu}][^.]{1,120}\.\s(19|20)\d\d[a-z]?\.\s`)
+
+// isReference reports a bibliography entry: a year with a venue, an author list, a URL.
+func isReference(s string) bool {
+	signals := len(bibliographic.FindAllString(s, 3))
+	if yearPattern.MatchString(s) {
+		signals++
+	}
+	if initialsName.MatchString(s) || refListStart.MatchString(s) || citationStyle.MatchString(s) {
+		signals++
+	}
+	return signals >= 2
+}

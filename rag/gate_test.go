@@ -1,0 +1,203 @@
+package rag
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestQuestionItems(t *testing.T) {
+	hard := func(q string) []string {
+		var out []string
+		for _, it := range questionItems(q) {
+			if it.hard {
+				out = append(out, it.text)
+			}
+		}
+		return out
+	}
+	cases := []struct {
+		q    string
+		want []string
+	}{
+		{"What accuracy does GPT-4 reach on MMLU?", []string{"GPT-4", "MMLU"}},
+		{"How does Sentence-T5 pool its encoder outputs?", []string{"Sentence-T5"}},
+		{"What context length does LLaMA 2 support?", []string{"LLaMA 2"}},
+		{"How many parameters does Llama 2 have?", []string{"Llama 2"}},
+		{"Does BERT's base model use 512 tokens and 12 layers?", []string{"BERT", "512", "12"}},
+		{"How does RAPTOR perform on the Natural Questions dataset?", []string{"RAPTOR", "Natural Questions"}},
+		{"How many documents did DSI index from MS MARCO?", []string{"DSI", "MS MARCO"}},
+		// Capitals that are grammar or shouting are not names; hyphenated words are not.
+		{"What is self-attention?", nil},
+		{"WHAT IS SELF-ATTENTION USED FOR?", nil},
+		{"Transformers use multi-head attention, why?", nil},
+	}
+	for _, c := range cases {
+		if got := hard(c.q); !slices.Equal(got, c.want) {
+			t.Errorf("hard items of %q = %q, want %q", c.q, got, c.want)
+		}
+	}
+}
+
+func TestEvidenceIndexMatching(t *testing.T) {
+	ix := newEvidenceIndex(`We compare with GPT-3 (175B) and GPT 2. BERTBASE (L=12) uses large language models. ` +
+		`Each layer has two sub-layers. The learning rate was 0.1. Next sentence. BERT is bidirectional.`)
+	cases := []struct {
+		item string
+		want bool
+	}{
+		{"GPT-3", true}, {"GPT3", true}, {"gpt 3", true}, {"GPT-2", true},
+		{"GPT-4", false}, {"GPT-3.5", false},
+		{"BERT-base", true}, {"BERT base", true}, {"BERT-large", false},
+		{"LLMs", true}, {"LLM", true}, {"NLI", false},
+		{"2", true},              // "two" is spelled out
+		{"0.1", true},            // a decimal stays one number
+		{"12", true},             // "L=12"
+		{"175B", true},           // "(175B)"
+		{"Sentence-BERT", false}, // "Next sentence. BERT …" crosses a full stop
+	}
+	for _, c := range cases {
+		it := keyItem{text: c.item, key: squeeze(c.item), hard: true, acro: isAcronym(c.item)}
+		if got := ix.covers(it); got != c.want {
+			t.Errorf("covers(%q) = %v, want %v", c.item, got, c.want)
+		}
+	}
+}
+
+// gateSearcher is a store for the gate's document-level search: it returns the chunks of
+// the filtered documents.
+type gateSearcher struct{ chunks []Chunk }
+
+func (s gateSearcher) Search(_ context.Context, req SearchRequest) ([]Hit, error) {
+	var out []Hit
+	for _, c := range s.chunks {
+		if len(req.Filter.DocIDs) == 0 || slices.Contains(req.Filter.DocIDs, c.DocID) {
+			out = append(out, Hit{Chunk: c, Score: 1})
+		}
+	}
+	return out, nil
+}
+
+func (gateSearcher) Chunks(context.Context, []string) ([]Chunk, error) { return nil, ErrNotFound }
+
+// idfEncoder is a BM25 query encoder over a corpus, as rag/bm25 builds one (which this
+// package's tests cannot import): a term's weight is its IDF.
+type idfEncoder struct {
+	n  int
+	df map[string]int
+	id map[string]uint32
+}
+
+func newIDFEncoder(corpus []Chunk) *idfEncoder {
+	e := &idfEncoder{n: len(corpus), df: map[string]int{}, id: map[string]uint32{}}
+	for _, c := range corpus {
+		for t := range termSet(c.Text) {
+			e.df[t]++
+		}
+	}
+	return e
+}
+
+func (e *idfEncoder) EncodeQuery(text string) SparseVector {
+	var v SparseVector
+	for t := range termSet(text) {
+		id, ok := e.id[t]
+		if !ok {
+			id = uint32(len(e.id))
+			e.id[t] = id
+		}
+		df := float64(e.df[t])
+		v.Indices = append(v.Indices, id)
+		v.Values = append(v.Values, float32(math.Log(1+(float64(e.n)-df+0.5)/(df+0.5))))
+	}
+	return v
+}
+
+// gatePipeline is a pipeline whose BM25 statistics come from the given corpus.
+func gatePipeline(t *testing.T, corpus []Chunk) *Pipeline {
+	t.Helper()
+	enc := newIDFEncoder(corpus)
+	p, err := New(Config{
+		Searcher: gateSearcher{corpus},
+		Sparse:   func(context.Context) (SparseEncoder, error) { return enc, nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+var (
+	gateGPT3 = Chunk{ID: "g3", DocID: "instruct", Title: "Training language models to follow instructions",
+		Text: "We compare InstructGPT with GPT-3 on MMLU-style benchmarks. GPT-3 reaches 43.9% accuracy on MMLU in the 5-shot setting, and our 175B model is preferred by labelers."}
+	gateSBERT = Chunk{ID: "sb", DocID: "sbert", Title: "Sentence-BERT: Sentence Embeddings using Siamese BERT-Networks",
+		Text: "SBERT adds a pooling operation to the output of BERT to derive a fixed sized sentence embedding. The default pooling strategy is MEAN."}
+	gateJudge = Chunk{ID: "judge", DocID: "qlora", Title: "QLoRA: Efficient Finetuning of Quantized LLMs",
+		Text: "Mean 5-shot MMLU accuracy improves with dataset quality rather than size, and we report it for every model size we train in this work. " +
+			strings.Repeat("The chatbot experiments use other benchmarks entirely. ", 4) +
+			"We conduct a human evaluation with the same wording given to GPT-4 in the original Vicuna evaluation."}
+	gateRefs = Chunk{ID: "refs", DocID: "llama", Title: "LLaMA: Open and Efficient Foundation Language Models",
+		Text: "We tokenize the data with the byte-pair encoding algorithm, using SentencePiece.\n\nClaude E Shannon. 1948. A mathematical theory of communication. The Bell system technical journal, 27(3):379–423."}
+	gateT5a = Chunk{ID: "t5a", DocID: "t5", Title: "Exploring the Limits of Transfer Learning with a Unified Text-to-Text Transformer",
+		Text: "Our unsupervised objective corrupts 15% of the tokens as spans and trains the model to predict the dropped-out spans."}
+	gateMS = Chunk{ID: "ms", DocID: "sbert", Title: "Sentence-BERT: Sentence Embeddings using Siamese BERT-Networks",
+		Text: "We index 8.8M passages; SBERT uses MS and NLI data for training, as Table 2 shows."}
+	gateFill = Chunk{ID: "fill", DocID: "other", Title: "Attention Is All You Need",
+		Text: "The Transformer uses multi-head attention with 8 heads in each layer and was trained on WMT 2014."}
+)
+
+func TestGate(t *testing.T) {
+	t5Mentions := []Chunk{gateT5a}
+	for i := range 3 {
+		t5Mentions = append(t5Mentions, Chunk{ID: "t5m" + string(rune('a'+i)), DocID: "t5", Text: "We call our model T5, the Text-to-Text Transfer Transformer, and evaluate T5 on GLUE."})
+	}
+	corpus := append([]Chunk{gateGPT3, gateSBERT, gateJudge, gateRefs, gateFill, gateMS}, t5Mentions...)
+	p := gatePipeline(t, corpus)
+	cases := []struct {
+		name    string
+		q       string
+		kept    []Chunk
+		missing []string // nil: the gate passes
+		explain string   // a part of the explanation
+	}{
+		{"version missing", "What accuracy does GPT-4 reach on MMLU?", []Chunk{gateGPT3}, []string{"GPT-4"}, "The papers mention GPT-3, but not GPT-4."},
+		{"version present", "What accuracy does GPT-3 reach on MMLU?", []Chunk{gateGPT3}, nil, ""},
+		{"a name's first word is not its variant", "How many documents did the SBERT authors index from MS MARCO?", []Chunk{gateMS}, []string{"MS MARCO"}, "The papers do not mention MS MARCO."},
+		{"year missing", "What BLEU does the Transformer get on WMT 2016?", []Chunk{gateFill}, []string{"BLEU", "WMT 2016"}, "The papers mention WMT 2014, but not WMT 2016."},
+		{"sibling model", "How does Sentence-T5 pool its encoder outputs?", []Chunk{gateSBERT}, []string{"Sentence-T5"}, "The papers mention Sentence-BERT, but not Sentence-T5."},
+		{"model present", "How does Sentence-BERT pool BERT outputs?", []Chunk{gateSBERT}, nil, ""},
+		{"number missing", "Does GPT-3 reach 52.1% on MMLU?", []Chunk{gateGPT3}, []string{"52.1%"}, "52.1%"},
+		{"number present", "Does GPT-3 reach 43.9% on MMLU?", []Chunk{gateGPT3}, nil, ""},
+		{"names far apart", "What accuracy does GPT-4 reach on MMLU?", []Chunk{gateJudge}, []string{"MMLU"}, "The passages that mention GPT-4 do not mention MMLU."},
+		{"name only in a reference list", "What tokenizer does Claude use?", []Chunk{gateRefs}, []string{"Claude"}, "Claude"},
+		{"paper's short name elsewhere in the paper", "What does T5 use as its unsupervised objective?", []Chunk{gateT5a}, nil, ""},
+		{"dataset the paper never used", "What is the accuracy of SBERT on ImageNet?", []Chunk{gateSBERT}, []string{"ImageNet"}, "ImageNet"},
+		{"paraphrase without names", "How is a fixed-size sentence vector obtained from BERT's outputs?", []Chunk{gateSBERT}, nil, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := p.gate(t.Context(), c.q, c.kept, corpus)
+			if !slices.Equal(g.missing, c.missing) {
+				t.Fatalf("missing %q, want %q (explain %q)", g.missing, c.missing, g.explain)
+			}
+			if g.refused() && !strings.Contains(g.explain, c.explain) {
+				t.Errorf("explain %q, want it to contain %q", g.explain, c.explain)
+			}
+		})
+	}
+}
+
+func TestGateUnseenWords(t *testing.T) {
+	p := gatePipeline(t, []Chunk{gateGPT3, gateSBERT, gateFill})
+	g := p.gate(t.Context(), "How do I bake sourdough bread with a stiff levain?", []Chunk{gateFill}, nil)
+	if !g.refused() || !slices.Contains(g.missing, "sourdough") {
+		t.Errorf("gate %+v, want a refusal naming sourdough", g)
+	}
+	// Words the corpus uses, even if this passage lacks them, do not refuse: a paraphrase.
+	g = p.gate(t.Context(), "How many attention heads sit in each Transformer layer, and what accuracy?", []Chunk{gateFill}, nil)
+	if g.refused() {
+		t.Errorf("gate refused a paraphrase: %+v", g)
+	}
+}

@@ -1,0 +1,135 @@
+package rag
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+)
+
+var (
+	grEncoder = Source{Chunk: Chunk{ID: "enc", DocID: "d1", Title: "Attention Is All You Need",
+		Text: "The encoder is composed of a stack of N = 6 identical layers. Each layer has two sub-layers: a multi-head self-attention mechanism and a position-wise feed-forward network."}}
+	grHeads = Source{Chunk: Chunk{ID: "heads", DocID: "d1", Title: "Attention Is All You Need",
+		Text: "In this work we employ h = 8 parallel attention layers, or heads. For each of these we use dk = dv = 64."}}
+	grBatch = Source{Chunk: Chunk{ID: "batch", DocID: "bert", Title: "BERT: Pre-training of Deep Bidirectional Transformers",
+		Text: "We train with batch size of 256 sequences for 1,000,000 steps, which is approximately 40 epochs over the 3.3 billion word corpus."}}
+)
+
+func groundPipeline(t *testing.T, embedders ...Embedder) *Pipeline {
+	t.Helper()
+	p, err := New(Config{Searcher: gateSearcher{}, Embedders: embedders})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestGround(t *testing.T) {
+	srcs := []Source{grEncoder, grHeads, grBatch}
+	cases := []struct {
+		name string
+		in   string
+		want string
+		g    Grounding
+	}{
+		{"supported markers stay", "The encoder is a stack of 6 identical layers [1]. It employs 8 parallel attention heads [2].",
+			"The encoder is a stack of 6 identical layers [1]. It employs 8 parallel attention heads [2].", Grounding{Checked: 2, Supported: 2}},
+		{"a wrong source loses its marker and the right one is cited", "The model employs 8 parallel attention heads [1].",
+			"The model employs 8 parallel attention heads [2].", Grounding{Checked: 1, Unsupported: 1}},
+		{"one of two markers unsupported", "Each encoder layer has two sub-layers [1][3].",
+			"Each encoder layer has two sub-layers [1].", Grounding{Checked: 2, Supported: 1, Unsupported: 1}},
+		{"a wrong number is not supported", "BERT is trained with a batch size of 512 sequences [3].",
+			"", Grounding{Checked: 1, Unsupported: 1, Dropped: 1}},
+		{"a claim no source supports is dropped", "The decoder is trained with reinforcement learning from human feedback [2]. Each layer has two sub-layers [1].",
+			"Each layer has two sub-layers [1].", Grounding{Checked: 2, Supported: 1, Unsupported: 1, Dropped: 1}},
+		{"each marker vouches for its clause", "BERT trains for 1,000,000 steps [3], and each encoder layer has two sub-layers [1].",
+			"BERT trains for 1,000,000 steps [3], and each encoder layer has two sub-layers [1].", Grounding{Checked: 2, Supported: 2}},
+		{"uncited sentences are left alone", "Each layer has two sub-layers [1].\n\nInterpretation: this keeps the model simple.",
+			"Each layer has two sub-layers [1].\n\nInterpretation: this keeps the model simple.", Grounding{Checked: 1, Supported: 1}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, g := groundPipeline(t).newGrounder(t.Context(), srcs).ground(c.in)
+			if got != c.want {
+				t.Errorf("text %q\nwant %q", got, c.want)
+			}
+			if g != c.g {
+				t.Errorf("grounding %+v, want %+v", g, c.g)
+			}
+		})
+	}
+}
+
+func TestAttachCitations(t *testing.T) {
+	g := groundPipeline(t).newGrounder(t.Context(), []Source{grEncoder, grHeads})
+	got, n := g.attach("The Transformer employs 8 parallel attention heads. The encoder stacks 6 identical layers. The weather was fine.")
+	want := "The Transformer employs 8 parallel attention heads [2]. The encoder stacks 6 identical layers [1]. The weather was fine."
+	if got != want || n != 2 {
+		t.Errorf("attach = %q, %d\nwant %q, 2", got, n, want)
+	}
+}
+
+// grEmbedder embeds a text as a vector of the words it contains from a fixed list, so that
+// texts about the same things are similar and others are not.
+type grEmbedder struct{ calls *int }
+
+var grAxes = []string{"attention", "heads", "weather"}
+
+func (grEmbedder) Info() ModelInfo { return ModelInfo{Name: "gr", Dim: len(grAxes), Metric: Cosine} }
+func (e grEmbedder) EmbedDocuments(_ context.Context, texts []string) ([][]float32, error) {
+	*e.calls += len(texts)
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		v := make([]float32, len(grAxes))
+		for j, a := range grAxes {
+			if strings.Contains(strings.ToLower(t), a) {
+				v[j] = 1
+			}
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+func (e grEmbedder) EmbedQuery(ctx context.Context, t string) ([]float32, error) {
+	v, err := e.EmbedDocuments(ctx, []string{t})
+	return v[0], err
+}
+
+// TestGroundSemantic: a paraphrase sharing few words with its source is settled by the
+// embedder; a quote is not embedded at all.
+func TestGroundSemantic(t *testing.T) {
+	calls := 0
+	p := groundPipeline(t, grEmbedder{&calls})
+	g := p.newGrounder(t.Context(), []Source{grHeads})
+	// The claim shares 2 of its 6 content words with the passage.
+	claim := "Several attention heads run side by side simultaneously."
+	if s := g.support(claim, 0); s == 0 {
+		t.Errorf("the embedder did not vouch for %q", claim)
+	}
+	if calls == 0 {
+		t.Error("the paraphrase was not embedded")
+	}
+	calls = 0
+	if s := g.support("In this work we employ h = 8 parallel attention layers, or heads.", 0); s == 0 || calls != 0 {
+		t.Errorf("a quote: support %v after %d embeddings, want supported without any", s, calls)
+	}
+	calls = 0
+	if s := g.support("The weather heads run side by side.", 0); s != 0 || calls == 0 {
+		t.Errorf("an unrelated claim sharing a word: support %v after %d embeddings, want unsupported by the embedder", s, calls)
+	}
+}
+
+func TestHoldersFirst(t *testing.T) {
+	hits := []Scored{{Hit: Hit{Chunk: Chunk{ID: "a"}}}, {Hit: Hit{Chunk: Chunk{ID: "b"}}}, {Hit: Hit{Chunk: Chunk{ID: "c"}}}}
+	var ids []string
+	for _, h := range holdersFirst(hits, []int{1, 2, 0}) {
+		ids = append(ids, h.Chunk.ID)
+	}
+	if !slices.Equal(ids, []string{"b", "a"}) {
+		t.Errorf("order %v, want b (two names), a (one); c names none", ids)
+	}
+	if got := holdersFirst(hits, []int{0, 0, 0}); len(got) != 3 {
+		t.Errorf("%d hits kept when none holds a name, want all", len(got))
+	}
+}

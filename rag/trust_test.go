@@ -1,0 +1,207 @@
+package rag
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// trSearcher ranks a fixed corpus by the order given and honours Filter.DocIDs; global
+// lists the chunk ids an unfiltered search returns, so a paper can be absent from it.
+type trSearcher struct {
+	corpus   map[string]Chunk
+	global   []string
+	searches []SearchRequest
+}
+
+func (s *trSearcher) Search(_ context.Context, req SearchRequest) ([]Hit, error) {
+	s.searches = append(s.searches, req)
+	var out []Hit
+	if len(req.Filter.DocIDs) == 0 {
+		for i, id := range s.global {
+			out = append(out, Hit{Chunk: s.corpus[id], Score: 1 / float64(61+i)})
+		}
+		return out, nil
+	}
+	for _, id := range slices.Sorted(mapsKeys(s.corpus)) {
+		if c := s.corpus[id]; slices.Contains(req.Filter.DocIDs, c.DocID) {
+			out = append(out, Hit{Chunk: c, Score: 0.01})
+		}
+	}
+	return out, nil
+}
+
+func mapsKeys(m map[string]Chunk) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+func (s *trSearcher) Chunks(context.Context, []string) ([]Chunk, error) { return nil, ErrNotFound }
+
+// trReranker scores a passage by the distinctive phrase it contains.
+type trReranker map[string]float64
+
+func (r trReranker) Score(_ context.Context, _ string, passages []string) ([]float64, error) {
+	out := make([]float64, len(passages))
+	for i, p := range passages {
+		for phrase, s := range r {
+			if strings.Contains(p, phrase) {
+				out[i] = s
+			}
+		}
+	}
+	return out, nil
+}
+
+var trCorpus = map[string]Chunk{
+	"bertBatch": {ID: "bertBatch", DocID: "bert", Title: "BERT: Pre-training of Deep Bidirectional Transformers", PageStart: 13,
+		Text: "We train with a batch size of 256 sequences for 1,000,000 steps, which is approximately 40 epochs over the corpus."},
+	"bertMLM": {ID: "bertMLM", DocID: "bert", Title: "BERT: Pre-training of Deep Bidirectional Transformers", PageStart: 4,
+		Text: "BERT is pre-trained with a masked language model objective that masks 15% of the input tokens at random."},
+	"robBatch": {ID: "robBatch", DocID: "roberta", Title: "RoBERTa: A Robustly Optimized BERT Pretraining Approach", PageStart: 5,
+		Text: "RoBERTa is trained with large batches of 8K sequences, and the batch size is increased while the learning rate is tuned."},
+	"electra": {ID: "electra", DocID: "electra", Title: "ELECTRA: Pre-training Text Encoders as Discriminators", PageStart: 2,
+		Text: "ELECTRA uses a batch size of 2048 for its large model and trains a discriminator to detect replaced tokens."},
+}
+
+func trPipeline(t *testing.T) (*Pipeline, *trSearcher) {
+	t.Helper()
+	s := &trSearcher{corpus: trCorpus, global: []string{"robBatch", "electra", "bertMLM"}}
+	p, err := New(Config{
+		Searcher: s,
+		Sparse: func(context.Context) (SparseEncoder, error) {
+			return newIDFEncoder(slices.Collect(mapsValues(trCorpus))), nil
+		},
+		Reranker: trReranker{"8K sequences": 0.6, "2048": 0.35, "masked language model": 0.3, "256 sequences": 0.5},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, s
+}
+
+func mapsValues(m map[string]Chunk) func(func(Chunk) bool) {
+	return func(yield func(Chunk) bool) {
+		for _, k := range slices.Sorted(mapsKeys(m)) {
+			if !yield(m[k]) {
+				return
+			}
+		}
+	}
+}
+
+var trHistory = []Turn{{
+	Question: "How is BERT pre-trained?",
+	Answer:   "BERT is pre-trained with a masked language model objective [1].",
+	Sources: []Source{{N: 1, Chunk: trCorpus["bertMLM"], Score: 0.9, Cited: true},
+		// Retrieved but not cited: naming ELECTRA later still moves the thread.
+		{N: 2, Chunk: trCorpus["electra"], Score: 0.4}},
+}}
+
+func firstCited(a Answer) string {
+	for _, s := range a.Sources {
+		if s.Cited {
+			return s.Chunk.DocID
+		}
+	}
+	return ""
+}
+
+// TestFollowUpSteering: an elliptical follow-up is answered from the paper the thread is
+// about even though an unsteered search never returns that passage; a follow-up naming
+// another paper moves to it; without history the best-scored paper wins.
+func TestFollowUpSteering(t *testing.T) {
+	cases := []struct {
+		name    string
+		q       string
+		history []Turn
+		want    string
+	}{
+		{"elliptical follow-up stays on the paper", "And what batch size did they use?", trHistory, "bert"},
+		{"pronoun follow-up stays on the paper", "How many steps did it train for?", trHistory, "bert"},
+		{"a follow-up naming another paper moves", "And what batch size did ELECTRA use?", trHistory, "electra"},
+		{"without history the best passage wins", "What batch size was used?", nil, "roberta"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, s := trPipeline(t)
+			ans, err := p.Ask(t.Context(), Question{Text: c.q, History: c.history}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ans.Refused || firstCited(ans) != c.want {
+				t.Fatalf("answer %q cites %q first, want %q (query %q)", ans.Text, firstCited(ans), c.want, ans.Query)
+			}
+			if c.want == "bert" && !slices.ContainsFunc(ans.Sources, func(s Source) bool { return s.Cited && s.Chunk.ID == "bertBatch" }) {
+				t.Errorf("answer %q does not cite the batch-size passage only the steered search finds", ans.Text)
+			}
+			steered := false
+			for _, r := range s.searches {
+				steered = steered || len(r.Filter.DocIDs) > 0
+			}
+			if steered != (c.want == "bert") {
+				t.Errorf("searched the thread's paper: %v", steered)
+			}
+		})
+	}
+}
+
+func TestSteerDocs(t *testing.T) {
+	h := []Turn{
+		{Question: "q1", Sources: []Source{{Chunk: Chunk{DocID: "old"}, Cited: true}}},
+		{Question: "q2", Sources: []Source{{Chunk: Chunk{DocID: "also"}}, {Chunk: Chunk{DocID: "cited"}, Cited: true}}},
+		{Question: "q3", Answer: Refusal},
+	}
+	if got := steerDocs(Question{Text: "and the learning rate?", History: h}); !slices.Equal(got, []string{"cited"}) {
+		t.Errorf("steerDocs = %v, want the most recent answer's cited paper", got)
+	}
+	if got := steerDocs(Question{Text: "and what about GPT-4?", History: h}); got != nil {
+		t.Errorf("steerDocs = %v for a question naming something new", got)
+	}
+}
+
+func TestCondenseRuleMovesOn(t *testing.T) {
+	h := []Turn{{Question: "What batch size did BERT use for pre-training?"}}
+	got := condenseRule("And what about ELECTRA?", h)
+	if strings.Contains(got, "BERT") || !strings.Contains(got, "batch") {
+		t.Errorf("condensed %q: want the topic carried without the earlier paper's name", got)
+	}
+	if got := condenseRule("How long did the biggest model take to train?", h); !strings.Contains(got, "BERT") {
+		t.Errorf("condensed %q: a short question naming nothing should carry the subject", got)
+	}
+}
+
+// TestAskNearMissRefusal: the gate's refusal starts with the refusal sentence, says what
+// is missing, lists it in Missing, cites nothing and still offers the closest passages.
+func TestAskNearMissRefusal(t *testing.T) {
+	p, _ := trPipeline(t)
+	var streamed strings.Builder
+	ans, err := p.Ask(t.Context(), Question{Text: "What batch size did RoBERTa-XL use?"}, func(d string) error {
+		streamed.WriteString(d)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ans.Refused || !strings.HasPrefix(ans.Text, Refusal+" ") || !strings.Contains(ans.Text, "RoBERTa-XL") {
+		t.Fatalf("answer %q, want a refusal naming RoBERTa-XL", ans.Text)
+	}
+	if !strings.Contains(ans.Text, "The papers mention RoBERTa, but not RoBERTa-XL.") {
+		t.Errorf("answer %q does not say what the papers mention instead", ans.Text)
+	}
+	if !slices.Equal(ans.Missing, []string{"RoBERTa-XL"}) || len(ans.Sources) != 0 || ans.Citations != 0 {
+		t.Errorf("missing %q sources %d citations %d", ans.Missing, len(ans.Sources), ans.Citations)
+	}
+	if len(ans.More) == 0 || ans.More[0].Chunk.ID != "robBatch" || ans.More[0].N != 1 {
+		t.Errorf("more %+v, want the closest passages from [1]", ans.More)
+	}
+	if streamed.String() != ans.Text {
+		t.Errorf("streamed %q, answer %q", streamed.String(), ans.Text)
+	}
+}

@@ -378,21 +378,25 @@ func (b *Bot) answered(ctx context.Context, log *slog.Logger, req Request, quest
 		Confid: ans.Confidence, Note: ans.Note,
 	}
 	if ans.Refused {
-		// Exactly the refusal sentence, whatever the pipeline wrote, and nothing to cite.
-		rec.Answer = rag.Refusal
+		// The refusal sentence leads, followed by the gate's reason when it gave one ("The
+		// papers mention GPT-3, but not GPT-4."); nothing is cited, but the closest passages
+		// stay reachable under More sources.
+		if !strings.HasPrefix(rec.Answer, rag.Refusal) {
+			rec.Answer = rag.Refusal
+		}
 		b.m.refusals.WithLabelValues(req.Platform).Inc()
 	} else {
 		for _, s := range ans.Sources {
 			rec.Sources = append(rec.Sources, toSource(s, s.N))
 		}
-		// More candidates are numbered after the sources, so "Show source 7" works for them.
-		n := len(rec.Sources)
-		for _, s := range rec.Sources {
-			n = max(n, s.N)
-		}
-		for i, s := range ans.More {
-			rec.More = append(rec.More, toSource(s, n+i+1))
-		}
+	}
+	// More candidates are numbered after the sources, so "Show source 7" works for them.
+	n := len(rec.Sources)
+	for _, s := range rec.Sources {
+		n = max(n, s.N)
+	}
+	for i, s := range ans.More {
+		rec.More = append(rec.More, toSource(s, n+i+1))
 	}
 
 	ql.Kind, ql.Answer, ql.Refused, ql.AnswerID = KindAnswer, rec.Answer, rec.Refused, rec.ID
@@ -473,8 +477,11 @@ func render(rec record, shared bool) Reply {
 	}
 	if rec.Refused {
 		r.Kind = KindRefusal
-		r.Paragraphs = []string{rag.Refusal}
+		r.Paragraphs = Paragraphs(rec.Answer)
 		r.Confidence = 0
+		if len(rec.More) > rec.MoreShown {
+			r.Actions = append(r.Actions, Action{Kind: ActMoreSources, AnswerID: rec.ID, Label: actionLabel(ActMoreSources)})
+		}
 	} else {
 		r.Paragraphs = Paragraphs(rec.Answer)
 		for _, s := range rec.Sources {

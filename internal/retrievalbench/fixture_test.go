@@ -261,3 +261,38 @@ func (f *fixture) pipeline(tb testing.TB, reranked bool) *rag.Pipeline {
 	}
 	return p
 }
+
+// defaultPipeline returns the pipeline `footnote serve` builds with its default settings
+// (cmd/footnote Defaults: hybrid, 20 candidates per retriever, rerank top 10, top 5, score
+// cut 0.2 with drop-off 0.35, RRF k 60, document prior 0.8, extractive answers). Keep it in
+// step with Defaults: the floors of TestDevSetFloors hold the default configuration.
+func (f *fixture) defaultPipeline(tb testing.TB) *rag.Pipeline {
+	tb.Helper()
+	cfg := rag.Config{
+		Searcher:  f.store,
+		Embedders: f.embedders,
+		Sparse: func(ctx context.Context) (rag.SparseEncoder, error) {
+			st, err := f.store.Stats(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return bm25.NewQueryEncoder(bm25.Params{K1: 1.5, B: 0.75}, st.Chunks, st.DF), nil
+		},
+		Reranker:   f.reranker,
+		Candidates: 20,
+		RerankTop:  10,
+		TopK:       5,
+		MinScore:   0.2,
+		MaxGap:     0.35,
+		Fusion:     rag.Fusion{Method: "rrf", K: 60},
+		DocWeight:  0.8,
+	}
+	if e, ok := f.embedders[0].(*onnx.Embedder); ok {
+		cfg.CountTokens = e.CountTokens
+	}
+	p, err := rag.New(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}

@@ -312,7 +312,7 @@ func TestRun(t *testing.T) {
 	}
 	opts := cmp.Options{
 		cmpopts.EquateApprox(0, eps),
-		cmpopts.IgnoreFields(MethodReport{}, "Latency", "Results", "Categories"),
+		cmpopts.IgnoreFields(MethodReport{}, "Latency", "Results", "Categories", "Summary"),
 	}
 	if diff := cmp.Diff(want, rep.Methods, opts); diff != "" {
 		t.Errorf("methods (-want +got):\n%s", diff)

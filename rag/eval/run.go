@@ -75,6 +75,9 @@ type MethodReport struct {
 	// Categories splits the ranking, refusal and answer metrics by question category, in
 	// Report.Categories order.
 	Categories []CategoryReport `json:"categories"`
+	// Summary is Figures(), filled by Run: the headline figures by name, which floors
+	// files (Floors) refer to.
+	Summary map[string]float64 `json:"figures"`
 
 	Results []QuestionResult `json:"results"` // one per turn, in input order
 }
@@ -297,6 +300,7 @@ func Run(ctx context.Context, cfg Config, questions []Question) (Report, error) 
 				Source: cm.Source, Page: cm.Page, Refusal: cm.Refusal, Answers: cm.Answers,
 			})
 		}
+		mr.Summary = mr.Figures()
 		rep.Methods = append(rep.Methods, mr.MethodReport)
 	}
 	return rep, nil

@@ -133,6 +133,28 @@ func TestRunFollowUps(t *testing.T) {
 	if got := m.Results[2].Answer.Missing; len(got) != 1 || got[0] != "GPT-4" {
 		t.Errorf("missing = %v", got)
 	}
+	if got := m.Summary["cited_page/followup-turn"]; got != 1 {
+		t.Errorf("figure cited_page/followup-turn = %v, want 1", got)
+	}
+
+	var buf strings.Builder
+	if err := rep.WriteTable(&buf); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	var row string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), CategoryFollowUpTurn) {
+			row = l
+		}
+	}
+	// n; paper@k, page@k, MRR, page MRR; the cut's refusals and false refusals; the
+	// answers' refusals, false refusals, cited paper, cited page, page precision, no
+	// grounding checked, validity.
+	want := "followup-turn 2 1.000 1.000 1.000 1.000 1/1 1.00 0/1 0.00 | 1/1 1.00 0/1 0.00 1.000 1.000 1.000 - 1.000"
+	if got := strings.Join(strings.Fields(row), " "); got != want {
+		t.Errorf("follow-up row\n got %s\nwant %s\n%s", got, want, out)
+	}
 }
 
 func TestCitedPages(t *testing.T) {

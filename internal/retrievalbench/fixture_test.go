@@ -139,7 +139,13 @@ func (f *fixture) ingest(ctx context.Context, papers string) error {
 		}
 		cached = append(cached, dc)
 	}
-	ix, err := index.New(index.Config{Store: f.store, Embedders: cached})
+	// Chunks are sized by the model's own token count, as `footnote index` sizes them, so
+	// that the fixture holds the same chunks as a corpus the CLI indexed.
+	cfg := index.Config{Store: f.store, Embedders: cached}
+	if e, ok := f.embedders[0].(*onnx.Embedder); ok {
+		cfg.CountTokens = e.CountTokens
+	}
+	ix, err := index.New(cfg)
 	if err != nil {
 		return err
 	}
@@ -263,14 +269,16 @@ func (f *fixture) pipeline(tb testing.TB, reranked bool) *rag.Pipeline {
 }
 
 // defaultPipeline returns the pipeline `footnote serve` builds with its default settings
-// (cmd/footnote Defaults: hybrid, 20 candidates per retriever, rerank top 10, top 5, score
+// (cmd/footnote Defaults: bge-small, hybrid, 20 candidates per retriever, rerank top 10, top 5, score
 // cut 0.2 with drop-off 0.35, RRF k 60, document prior 0.8, extractive answers). Keep it in
 // step with Defaults: the floors of TestDevSetFloors hold the default configuration.
 func (f *fixture) defaultPipeline(tb testing.TB) *rag.Pipeline {
 	tb.Helper()
 	cfg := rag.Config{
-		Searcher:  f.store,
-		Embedders: f.embedders,
+		Searcher: f.store,
+		// Only the local model (bge-small): the CLI uses no other embedder unless
+		// FOOTNOTE_EMBEDDERS names one, even when more models are installed.
+		Embedders: f.embedders[:1],
 		Sparse: func(ctx context.Context) (rag.SparseEncoder, error) {
 			st, err := f.store.Stats(ctx)
 			if err != nil {

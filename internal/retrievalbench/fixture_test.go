@@ -139,7 +139,13 @@ func (f *fixture) ingest(ctx context.Context, papers string) error {
 		}
 		cached = append(cached, dc)
 	}
-	ix, err := index.New(index.Config{Store: f.store, Embedders: cached})
+	// Chunks are sized by the model's own token count, as `footnote index` sizes them, so
+	// that the fixture holds the same chunks as a corpus the CLI indexed.
+	cfg := index.Config{Store: f.store, Embedders: cached}
+	if e, ok := f.embedders[0].(*onnx.Embedder); ok {
+		cfg.CountTokens = e.CountTokens
+	}
+	ix, err := index.New(cfg)
 	if err != nil {
 		return err
 	}
@@ -254,6 +260,43 @@ func (f *fixture) pipeline(tb testing.TB, reranked bool) *rag.Pipeline {
 	}
 	if reranked {
 		cfg.Reranker = f.reranker
+	}
+	p, err := rag.New(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// defaultPipeline returns the pipeline `footnote serve` builds with its default settings
+// (cmd/footnote Defaults: bge-small, hybrid, 20 candidates per retriever, rerank top 10, top 5, score
+// cut 0.2 with drop-off 0.35, RRF k 60, document prior 0.8, extractive answers). Keep it in
+// step with Defaults: the floors of TestDevSetFloors hold the default configuration.
+func (f *fixture) defaultPipeline(tb testing.TB) *rag.Pipeline {
+	tb.Helper()
+	cfg := rag.Config{
+		Searcher: f.store,
+		// Only the local model (bge-small): the CLI uses no other embedder unless
+		// FOOTNOTE_EMBEDDERS names one, even when more models are installed.
+		Embedders: f.embedders[:1],
+		Sparse: func(ctx context.Context) (rag.SparseEncoder, error) {
+			st, err := f.store.Stats(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return bm25.NewQueryEncoder(bm25.Params{K1: 1.5, B: 0.75}, st.Chunks, st.DF), nil
+		},
+		Reranker:   f.reranker,
+		Candidates: 20,
+		RerankTop:  10,
+		TopK:       5,
+		MinScore:   0.2,
+		MaxGap:     0.35,
+		Fusion:     rag.Fusion{Method: "rrf", K: 60},
+		DocWeight:  0.8,
+	}
+	if e, ok := f.embedders[0].(*onnx.Embedder); ok {
+		cfg.CountTokens = e.CountTokens
 	}
 	p, err := rag.New(cfg)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -53,6 +54,59 @@ func TestQuality(t *testing.T) {
 			t.Errorf("%s: refused %d/%d unanswerable and %d answerable questions: the score cut is broken",
 				m.Method, m.Refusal.Refused, m.Refusal.Unanswerable, m.Refusal.FalseRefusals)
 		}
+	}
+}
+
+// The development set of rag/eval/testdata (see its README): the floors hold the
+// reporting half.
+var (
+	reportHalf = filepath.Join("..", "..", "rag", "eval", "testdata", "report.jsonl")
+	floorsFile = filepath.Join("..", "..", "rag", "eval", "testdata", "floors.json")
+)
+
+// TestDevSetFloors answers the reporting half of the development set with the default
+// configuration (hybrid, extractive answers) and fails when a figure breaks a limit of
+// rag/eval/testdata/floors.json: near misses and off-topic questions refused, false
+// refusals, an expected paper/page retrieved and cited, follow-up turns citing the expected
+// paper, citation validity, grounding support. FOOTNOTE_EVAL_JSON=path also writes the
+// report; FOOTNOTE_EVAL_FLOORS=path writes floors at the measured figures minus 0.05.
+func TestDevSetFloors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping: answers the reporting half of the development set on the whole corpus (minutes on two cores)")
+	}
+	f := corpus(t)
+	qs, err := eval.LoadQuestionsFile(reportHalf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fl, err := eval.LoadFloors(floorsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := f.defaultPipeline(t)
+	rep, err := eval.Run(t.Context(), eval.Config{Retrieve: p.Retrieve, Ask: p.Ask, Methods: []string{fl.Method}}, qs)
+	if err != nil {
+		t.Fatalf("eval.Run: %v", err)
+	}
+	var buf bytes.Buffer
+	if err := rep.WriteTable(&buf); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("reporting half, default configuration; reranker %s\n%s", f.rerankBy, buf.String())
+	if path := os.Getenv("FOOTNOTE_EVAL_JSON"); path != "" {
+		js, _ := json.MarshalIndent(rep, "", "  ")
+		if err := os.WriteFile(path, js, 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	if path := os.Getenv("FOOTNOTE_EVAL_FLOORS"); path != "" {
+		js, _ := json.MarshalIndent(eval.Suggest(rep.Methods[0], 0.05), "", "  ")
+		if err := os.WriteFile(path, append(js, '\n'), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, b := range fl.Check(rep) {
+		t.Error(b)
 	}
 }
 

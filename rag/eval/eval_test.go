@@ -295,16 +295,16 @@ func TestRun(t *testing.T) {
 	want := []MethodReport{
 		{
 			Method:        "a",
-			Source:        Ranking{Precision: 0.5, Recall: 1, MRR: 0.75, NDCG10: (1.5/(1+1/math.Log2(3)) + (1/math.Log2(3))/(1+1/math.Log2(3)+0.5)) / 2},
-			Page:          Ranking{Precision: 0.5, Recall: 1, MRR: 0.75, NDCG10: (1 + (1/math.Log2(3))/(1+1/math.Log2(3)+0.5)) / 2},
+			Source:        Ranking{Hit: 1, Precision: 0.5, Recall: 1, MRR: 0.75, NDCG10: (1.5/(1+1/math.Log2(3)) + (1/math.Log2(3))/(1+1/math.Log2(3)+0.5)) / 2},
+			Page:          Ranking{Hit: 1, Precision: 0.5, Recall: 1, MRR: 0.75, NDCG10: (1 + (1/math.Log2(3))/(1+1/math.Log2(3)+0.5)) / 2},
 			Refusal:       Refusal{Unanswerable: 1, Refused: 1, Accuracy: 1},
 			Kept:          1.5,
 			KeptPrecision: 1.0 / 3,
 		},
 		{
 			Method:        "b",
-			Source:        Ranking{Precision: 0.75, Recall: 1, MRR: 0.75, NDCG10: ((1/math.Log2(3))/(1+1/math.Log2(3)) + (1+1/math.Log2(3))/(1+1/math.Log2(3)+0.5)) / 2},
-			Page:          Ranking{Precision: 0.5, Recall: 0.5, MRR: 0.5, NDCG10: (1 + 1/math.Log2(3)) / (1 + 1/math.Log2(3) + 0.5) / 2},
+			Source:        Ranking{Hit: 1, Precision: 0.75, Recall: 1, MRR: 0.75, NDCG10: ((1/math.Log2(3))/(1+1/math.Log2(3)) + (1+1/math.Log2(3))/(1+1/math.Log2(3)+0.5)) / 2},
+			Page:          Ranking{Hit: 0.5, Precision: 0.5, Recall: 0.5, MRR: 0.5, NDCG10: (1 + 1/math.Log2(3)) / (1 + 1/math.Log2(3) + 0.5) / 2},
 			Refusal:       Refusal{Unanswerable: 1, Refused: 0, Accuracy: 0, FalseRefusals: 1, FalseRefusalRate: 0.5},
 			Kept:          1,
 			KeptPrecision: 1,
@@ -312,10 +312,22 @@ func TestRun(t *testing.T) {
 	}
 	opts := cmp.Options{
 		cmpopts.EquateApprox(0, eps),
-		cmpopts.IgnoreFields(MethodReport{}, "Latency", "Results"),
+		cmpopts.IgnoreFields(MethodReport{}, "Latency", "Results", "Categories", "Summary"),
 	}
 	if diff := cmp.Diff(want, rep.Methods, opts); diff != "" {
 		t.Errorf("methods (-want +got):\n%s", diff)
+	}
+	// The categories default by answerability and split the same counts.
+	if diff := cmp.Diff([]string{"answerable", "unanswerable"}, rep.Categories); diff != "" {
+		t.Errorf("categories (-want +got):\n%s", diff)
+	}
+	wantCats := []CategoryReport{
+		{Category: "answerable", Questions: 2, Answerable: 2, Source: want[1].Source, Page: want[1].Page,
+			Refusal: Refusal{FalseRefusals: 1, FalseRefusalRate: 0.5}},
+		{Category: "unanswerable", Questions: 1, Unanswerable: 1, Refusal: Refusal{Unanswerable: 1}},
+	}
+	if diff := cmp.Diff(wantCats, rep.Methods[1].Categories, opts); diff != "" {
+		t.Errorf("categories of b (-want +got):\n%s", diff)
 	}
 	if rep.Questions != 3 || rep.Answerable != 2 || rep.Unanswerable != 1 || rep.K != 2 {
 		t.Errorf("report header %+v", rep)
@@ -329,9 +341,9 @@ func TestRun(t *testing.T) {
 		t.Errorf("total %+v rerank %+v, want measured total and no rerank", a.Latency.Total, a.Latency.Rerank)
 	}
 	wantResults := []QuestionResult{
-		{ID: "q1", Answerable: true, Kept: 2, FirstSource: 1, FirstPage: 1, TopK: []string{"X", "Z"}},
-		{ID: "q2", Answerable: true, Kept: 1, FirstSource: 2, FirstPage: 2, TopK: []string{"Z", "Y"}},
-		{ID: "q3", Refused: true, TopK: []string{"Z"}},
+		{ID: "q1", Category: "answerable", Turn: 1, Answerable: true, Kept: 2, FirstSource: 1, FirstPage: 1, TopK: []string{"X", "Z"}},
+		{ID: "q2", Category: "answerable", Turn: 1, Answerable: true, Kept: 1, FirstSource: 2, FirstPage: 2, TopK: []string{"Z", "Y"}},
+		{ID: "q3", Category: "unanswerable", Turn: 1, Refused: true, TopK: []string{"Z"}},
 	}
 	if diff := cmp.Diff(wantResults, a.Results, cmpopts.IgnoreFields(QuestionResult{}, "Timings"), cmpopts.IgnoreUnexported(QuestionResult{})); diff != "" {
 		t.Errorf("results of a (-want +got):\n%s", diff)
@@ -360,7 +372,7 @@ var _ = Config{Retrieve: (*rag.Pipeline)(nil).Retrieve, Ask: (*rag.Pipeline)(nil
 func TestRunAnswers(t *testing.T) {
 	calls := 0
 	answers := map[string]rag.Answer{
-		"one": {Text: "It uses alpha [1] and [2] [7].", Citations: 2, InvalidCitations: 1,
+		"one": {Text: "It uses alpha [1] and [2] [7].", Citations: 2, InvalidCitations: 1, Grounding: rag.Grounding{Checked: 4, Supported: 3, Unsupported: 1},
 			Sources: []rag.Source{{N: 1, Chunk: chunk("x2", "X", 2), Cited: true}, {N: 2, Chunk: chunk("z1", "Z", 1), Cited: true}},
 			Timings: rag.Timings{Generate: 40 * time.Millisecond}},
 		"two":   {Text: rag.Refusal, Refused: true},
@@ -379,7 +391,9 @@ func TestRunAnswers(t *testing.T) {
 	}
 	want := AnswerMetrics{
 		Questions: 3, CitationValidity: 2.0 / 3, Citations: 2, InvalidCitations: 1,
-		RefusalAccuracy: 1, FalseRefusals: 1, CitedExpected: 1, KeyConcepts: 0.5,
+		RefusalAccuracy: 1, FalseRefusals: 1, Answered: 1, CitedExpected: 1, KeyConcepts: 0.5,
+		CitedExpectedPage: 1, PagePrecision: 0.5, CitedSources: 2, CitedOnPage: 1,
+		Checked: 4, Supported: 3, SupportedRate: 0.75,
 		Generate: Percentiles{P50: 40 * time.Millisecond, P95: 40 * time.Millisecond},
 	}
 	if diff := cmp.Diff(want, *got, cmpopts.EquateApprox(0, eps), cmpopts.IgnoreFields(AnswerMetrics{}, "Total")); diff != "" {
@@ -407,6 +421,9 @@ func TestReportOutput(t *testing.T) {
 	// One row per method in each table, columns aligned.
 	var rows []string
 	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "by category") {
+			continue
+		}
 		if strings.HasPrefix(strings.TrimSpace(l), "a ") || strings.HasPrefix(strings.TrimSpace(l), "b ") {
 			rows = append(rows, l)
 		}

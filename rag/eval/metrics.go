@@ -2,8 +2,12 @@ package eval
 
 import (
 	"math"
+	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/footnote-dev/footnote/rag"
 )
@@ -140,4 +144,114 @@ func Percentile(ds []time.Duration, p float64) time.Duration {
 	slices.Sort(s)
 	rank := int(math.Ceil(p / 100 * float64(len(s))))
 	return s[min(max(rank, 1), len(s))-1]
+}
+
+// CitedOnPage reports whether the cited source s of an answer with the given text counts at
+// page level: it comes from an expected source, and its page (the chunk's first page, the
+// one footnote shows) or the page of a sentence the answer quotes from it next to its
+// marker [s.N] is an expected page. An expected source without listed pages counts at the
+// source level, as in PageLevel.
+func (q Question) CitedOnPage(text string, s rag.Source) bool {
+	if !slices.Contains(q.ExpectedSources, s.Chunk.Name) {
+		return false
+	}
+	pages, ok := q.ExpectedPages[s.Chunk.Name]
+	if !ok || len(pages) == 0 {
+		return true
+	}
+	for _, p := range CitedPages(text, s) {
+		if slices.Contains(pages, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// CitedPages returns the pages an answer cites source s on: the chunk's first page, then
+// the page of each sentence carrying [s.N] that is found in the chunk's text (located with
+// Chunk.PageBreaks). Extractive answers quote sentences, so their page is known even when
+// the chunk spans pages; a generated sentence is usually not found and adds nothing.
+func CitedPages(text string, s rag.Source) []int {
+	var pages []int
+	if s.Chunk.PageStart > 0 {
+		pages = append(pages, s.Chunk.PageStart)
+	}
+	if len(s.Chunk.PageBreaks) == 0 || s.Chunk.PageStart == 0 {
+		return pages
+	}
+	chunk, offs := letters(s.Chunk.Text)
+	marker := "[" + strconv.Itoa(s.N) + "]"
+	for i := 0; ; {
+		j := strings.Index(text[i:], marker)
+		if j < 0 {
+			break
+		}
+		claim, _ := letters(claimBefore(text[:i+j]))
+		i += j + len(marker)
+		off := find(chunk, claim)
+		if off < 0 {
+			continue
+		}
+		p := s.Chunk.PageStart
+		for _, b := range s.Chunk.PageBreaks {
+			if offs[off] >= b {
+				p++
+			}
+		}
+		if !slices.Contains(pages, p) {
+			pages = append(pages, p)
+		}
+	}
+	return pages
+}
+
+// claimBefore returns the sentence that ends where a citation marker starts: the text
+// after the previous line break or sentence end, without other markers.
+func claimBefore(text string) string {
+	start := strings.LastIndex(text, "\n") + 1
+	for _, end := range []string{". ", "? ", "! ", "] "} {
+		if k := strings.LastIndex(text, end); k >= 0 && k+len(end) > start && k+len(end) < len(text) {
+			start = k + len(end)
+		}
+	}
+	return citationMarker.ReplaceAllString(text[start:], " ")
+}
+
+var citationMarker = regexp.MustCompile(`\[\s*\d+(?:\s*[,;]\s*\d+)*\s*\]`)
+
+// letters keeps only the lower-cased letters and digits of s, with the byte offset in s of
+// each one kept, so that a quote matches its source across line breaks, hyphenation and
+// punctuation the answer tidied.
+func letters(s string) (string, []int) {
+	var b strings.Builder
+	var offs []int
+	for i, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			n := b.Len()
+			b.WriteRune(unicode.ToLower(r))
+			for range b.Len() - n {
+				offs = append(offs, i)
+			}
+		}
+	}
+	return b.String(), offs
+}
+
+// find locates claim in chunk by a window of it (its start, end or middle: the answer may
+// have cut or mended either end), returning the offset in chunk where the window was
+// found, or -1. Claims too short to place are not searched.
+func find(chunk, claim string) int {
+	const w = 40
+	if len(claim) < 16 {
+		return -1
+	}
+	if len(claim) <= w {
+		return strings.Index(chunk, claim)
+	}
+	for _, at := range []int{0, len(claim) - w, (len(claim) - w) / 2} {
+		if k := strings.Index(chunk, claim[at:at+w]); k >= 0 {
+			return k
+		}
+	}
+	return -1
 }

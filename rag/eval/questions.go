@@ -28,11 +28,65 @@ type Question struct {
 	// chunk touching one of them is relevant under the stricter page level.
 	ExpectedPages map[string][]int `json:"expected_pages,omitempty"`
 	KeyConcepts   []string         `json:"key_concepts,omitempty"` // terms a good answer mentions
+	// Category groups questions in the report ("paraphrase", "numeric", "two-paper",
+	// "followup", "near-miss", "off-topic", …); empty means "answerable" or
+	// "unanswerable" by Answerable (see Kind).
+	Category string `json:"category,omitempty"`
+	// Followups continue the question as a conversation: each is asked after the earlier
+	// turns, with them (question, answer, sources) as rag.Question.History.
+	Followups []FollowUp `json:"followups,omitempty"`
+}
+
+// FollowUp is a later turn of a conversation: a question that may lean on the earlier
+// turns ("And what batch size did they use?") and what answers it.
+type FollowUp struct {
+	Question        string           `json:"question"`
+	Answerable      bool             `json:"answerable"`
+	ExpectedSources []string         `json:"expected_sources,omitempty"`
+	ExpectedPages   map[string][]int `json:"expected_pages,omitempty"`
+	KeyConcepts     []string         `json:"key_concepts,omitempty"`
+}
+
+// CategoryFollowUpTurn is the report category of every follow-up turn after a
+// conversation's first question, whatever the conversation's own category.
+const CategoryFollowUpTurn = "followup-turn"
+
+// Kind is q's report category: Category, else "answerable" or "unanswerable".
+func (q Question) Kind() string {
+	switch {
+	case q.Category != "":
+		return q.Category
+	case q.Answerable:
+		return "answerable"
+	}
+	return "unanswerable"
+}
+
+// Turns returns the questions asked for q in order: q itself (without its follow-ups),
+// then one Question per follow-up, with ID "<id>#<turn>" (turns count from 1) and
+// Category CategoryFollowUpTurn.
+func (q Question) Turns() []Question {
+	first := q
+	first.Followups = nil
+	turns := []Question{first}
+	for i, f := range q.Followups {
+		turns = append(turns, Question{
+			ID:              fmt.Sprintf("%s#%d", q.ID, i+2),
+			Question:        f.Question,
+			Answerable:      f.Answerable,
+			ExpectedSources: f.ExpectedSources,
+			ExpectedPages:   f.ExpectedPages,
+			KeyConcepts:     f.KeyConcepts,
+			Category:        CategoryFollowUpTurn,
+		})
+	}
+	return turns
 }
 
 // LoadQuestions reads JSON Lines questions: one object per line, blank lines and lines
-// starting with "#" or "//" skipped. Ids must be unique; answerable questions need at
-// least one expected source.
+// starting with "#" or "//" skipped. Ids must be unique and free of '#' (follow-up turns
+// are named "<id>#<turn>"); answerable questions and follow-ups need at least one expected
+// source, unanswerable ones none.
 func LoadQuestions(r io.Reader) ([]Question, error) {
 	var qs []Question
 	seen := map[string]bool{}
@@ -52,14 +106,12 @@ func LoadQuestions(r io.Reader) ([]Question, error) {
 			return nil, fmt.Errorf("line %d: missing id", line)
 		case seen[q.ID]:
 			return nil, fmt.Errorf("line %d: duplicate id %q", line, q.ID)
-		case strings.TrimSpace(q.Question) == "":
-			return nil, fmt.Errorf("line %d (%s): empty question", line, q.ID)
-		case q.Answerable && len(q.ExpectedSources) == 0:
-			return nil, fmt.Errorf("line %d (%s): answerable question without expected_sources", line, q.ID)
+		case strings.Contains(q.ID, "#"):
+			return nil, fmt.Errorf("line %d (%s): '#' is reserved for follow-up turn ids", line, q.ID)
 		}
-		for src := range q.ExpectedPages {
-			if !slices.Contains(q.ExpectedSources, src) {
-				return nil, fmt.Errorf("line %d (%s): expected_pages names %q, which is not an expected source", line, q.ID, src)
+		for _, t := range q.Turns() {
+			if err := t.check(); err != nil {
+				return nil, fmt.Errorf("line %d (%s): %w", line, t.ID, err)
 			}
 		}
 		seen[q.ID] = true
@@ -72,6 +124,29 @@ func LoadQuestions(r io.Reader) ([]Question, error) {
 		return nil, errors.New("no questions")
 	}
 	return qs, nil
+}
+
+// check validates one turn's own fields.
+func (q Question) check() error {
+	switch {
+	case strings.TrimSpace(q.Question) == "":
+		return errors.New("empty question")
+	case q.Answerable && len(q.ExpectedSources) == 0:
+		return errors.New("answerable question without expected_sources")
+	case !q.Answerable && (len(q.ExpectedSources) > 0 || len(q.ExpectedPages) > 0):
+		return errors.New("unanswerable question with expected sources")
+	}
+	for src, pages := range q.ExpectedPages {
+		if !slices.Contains(q.ExpectedSources, src) {
+			return fmt.Errorf("expected_pages names %q, which is not an expected source", src)
+		}
+		for _, p := range pages {
+			if p < 1 {
+				return fmt.Errorf("expected_pages of %q holds page %d; pages count from 1", src, p)
+			}
+		}
+	}
+	return nil
 }
 
 // LoadQuestionsFile reads a questions file with LoadQuestions.

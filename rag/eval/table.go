@@ -3,6 +3,7 @@ package eval
 import (
 	"fmt"
 	"io"
+	"math"
 	"text/tabwriter"
 	"time"
 )
@@ -47,20 +48,81 @@ func (r Report) WriteTable(w io.Writer) error {
 	if answers {
 		fmt.Fprintf(ew, "\nanswers\n")
 		tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintf(tw, "%s\tcitation validity\trefusal acc.\tfalse refusals\tcites expected\tkey concepts\tgenerate\ttotal\t\n", name("method"))
+		fmt.Fprintf(tw, "%s\tcitation validity\trefusal acc.\tfalse refusals\tcites expected\tcites page\tpage prec.\tsupported\tkey concepts\tgenerate\ttotal\t\n", name("method"))
 		for _, m := range r.Methods {
 			a := m.Answers
 			if a == nil {
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%.3f (%d/%d)\t%.2f\t%d/%d\t%.3f\t%.3f\t%s\t%s\t\n", name(m.Method),
+			supported := "-"
+			if a.Checked > 0 {
+				supported = fmt.Sprintf("%.3f (%d/%d)", a.SupportedRate, a.Supported, a.Checked)
+			}
+			fmt.Fprintf(tw, "%s\t%.3f (%d/%d)\t%.2f\t%d/%d\t%.3f\t%.3f\t%.3f\t%s\t%.3f\t%s\t%s\t\n", name(m.Method),
 				a.CitationValidity, a.Citations, a.Citations+a.InvalidCitations, a.RefusalAccuracy,
-				a.FalseRefusals, r.Answerable, a.CitedExpected, a.KeyConcepts, pct(a.Generate), pct(a.Total))
+				a.FalseRefusals, r.Answerable, a.CitedExpected, a.CitedExpectedPage, a.PagePrecision, supported,
+				a.KeyConcepts, pct(a.Generate), pct(a.Total))
 		}
 		tw.Flush()
 	}
+	if len(r.Categories) > 1 {
+		for _, m := range r.Methods {
+			writeCategories(ew, r.K, m)
+		}
+	}
 	fmt.Fprintf(ew, "\nP/R/MRR/nDCG: answerable questions, ranked candidates before the cut; page: chunk on an expected page.\n")
+	if len(r.Categories) > 1 {
+		fmt.Fprintf(ew, "By category: paper/page@k = an expected paper/page among the first k candidates; refused = unanswerable refused by\n"+
+			"the cut; cites paper/page = answered answerable turns citing an expected paper/page, page prec. = cited sources on an\n"+
+			"expected page, supported = grounding-supported / checked citation markers.\n")
+	}
 	return ew.err
+}
+
+// writeCategories prints one method's metrics per question category.
+func writeCategories(w io.Writer, k int, m MethodReport) {
+	width := len("category")
+	for _, c := range m.Categories {
+		width = max(width, len(c.Category))
+	}
+	fmt.Fprintf(w, "\n%s by category\n", m.Method)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%-*s\tn\tpaper@%d\tpage@%d\tMRR\tpage MRR\trefused\tfalse ref.", width, "category", k, k)
+	if m.Answers != nil {
+		fmt.Fprintf(tw, "\t|\tans. refused\tans. false ref.\tcites paper\tcites page\tpage prec.\tsupported\tvalidity")
+	}
+	fmt.Fprintf(tw, "\t\n")
+	for _, c := range m.Categories {
+		ranks := "-\t-\t-\t-"
+		if c.Answerable > 0 {
+			ranks = fmt.Sprintf("%.3f\t%.3f\t%.3f\t%.3f", c.Source.Hit, c.Page.Hit, c.Source.MRR, c.Page.MRR)
+		}
+		fmt.Fprintf(tw, "%-*s\t%d\t%s\t%s\t%s", width, c.Category, c.Questions, ranks,
+			ratio(c.Refusal.Refused, c.Unanswerable), ratio(c.Refusal.FalseRefusals, c.Answerable))
+		if a := c.Answers; a != nil {
+			refused := int(math.Round(a.RefusalAccuracy * float64(c.Unanswerable)))
+			cites := "-\t-\t-"
+			if a.Answered > 0 {
+				cites = fmt.Sprintf("%.3f\t%.3f\t%.3f", a.CitedExpected, a.CitedExpectedPage, a.PagePrecision)
+			}
+			supported := "-"
+			if a.Checked > 0 {
+				supported = fmt.Sprintf("%.3f (%d/%d)", a.SupportedRate, a.Supported, a.Checked)
+			}
+			fmt.Fprintf(tw, "\t|\t%s\t%s\t%s\t%s\t%.3f", ratio(refused, c.Unanswerable), ratio(a.FalseRefusals, c.Answerable),
+				cites, supported, a.CitationValidity)
+		}
+		fmt.Fprintf(tw, "\t\n")
+	}
+	tw.Flush()
+}
+
+// ratio prints n of total with its fraction, or "-" when there is nothing to count.
+func ratio(n, total int) string {
+	if total == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d/%d %.2f", n, total, float64(n)/float64(total))
 }
 
 func pct(p Percentiles) string {

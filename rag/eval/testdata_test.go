@@ -1,0 +1,149 @@
+package eval
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/footnote-dev/footnote/internal/corpustest"
+)
+
+// The two halves of the development set (testdata/README.md): tune.jsonl is for choosing
+// methods and thresholds, report.jsonl for the figures the README and CI hold.
+const (
+	tuneFile   = "testdata/tune.jsonl"
+	reportFile = "testdata/report.jsonl"
+)
+
+func loadHalves(t *testing.T) map[string][]Question {
+	t.Helper()
+	halves := map[string][]Question{}
+	for _, f := range []string{tuneFile, reportFile} {
+		qs, err := LoadQuestionsFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		halves[f] = qs
+	}
+	return halves
+}
+
+// TestDevSet checks the development set's shape: both halves load, hold every category,
+// share no question, and keep the promised counts.
+func TestDevSet(t *testing.T) {
+	halves := loadHalves(t)
+	seen := map[string]string{}
+	total := map[string]int{}
+	for f, qs := range halves {
+		cats := map[string]int{}
+		for _, q := range qs {
+			if q.Category == "" {
+				t.Errorf("%s: %s has no category", f, q.ID)
+			}
+			cats[q.Category]++
+			total[q.Category]++
+			// Elliptical follow-ups ("And what batch size did they use?") may repeat
+			// across conversations; questions may not.
+			key := strings.ToLower(strings.TrimSpace(q.Question))
+			if other, ok := seen[key]; ok {
+				t.Errorf("%s: %s repeats %s: %q", f, q.ID, other, q.Question)
+			}
+			seen[key] = f + ":" + q.ID
+			if q.Category == "followup" && (len(q.Followups) < 1 || len(q.Followups) > 2) {
+				t.Errorf("%s: %s has %d follow-ups, want 1 or 2 (conversations of 2–3 turns)", f, q.ID, len(q.Followups))
+			}
+			if (q.Category == "near-miss" || q.Category == "off-topic") == q.Answerable {
+				t.Errorf("%s: %s is %s but answerable=%v", f, q.ID, q.Category, q.Answerable)
+			}
+			if q.Category == "two-paper" && len(q.ExpectedSources) != 2 {
+				t.Errorf("%s: %s is two-paper with %d expected sources", f, q.ID, len(q.ExpectedSources))
+			}
+		}
+		for _, c := range []string{"paraphrase", "numeric", "two-paper", "followup", "near-miss", "off-topic"} {
+			if cats[c] == 0 {
+				t.Errorf("%s has no %s question", f, c)
+			}
+		}
+	}
+	var n int
+	for _, c := range total {
+		n += c
+	}
+	if n < 60 || total["near-miss"] < 24 || total["off-topic"] < 4 {
+		t.Errorf("%d questions, %d near misses, %d off-topic; want at least 60, 24, 4", n, total["near-miss"], total["off-topic"])
+	}
+	// Stratified: each category splits evenly, within one question.
+	for c := range total {
+		var a, b int
+		for _, q := range halves[tuneFile] {
+			if q.Category == c {
+				a++
+			}
+		}
+		for _, q := range halves[reportFile] {
+			if q.Category == c {
+				b++
+			}
+		}
+		if a-b > 1 || b-a > 1 {
+			t.Errorf("%s: %d in the tuning half, %d in the reporting half", c, a, b)
+		}
+	}
+}
+
+// TestDevSetPages checks every expected source and page against the corpus manifest.
+func TestDevSetPages(t *testing.T) {
+	pages := manifestPages(t)
+	for f, qs := range loadHalves(t) {
+		for _, q := range qs {
+			for _, turn := range q.Turns() {
+				for _, src := range turn.ExpectedSources {
+					n, ok := pages[src]
+					if !ok {
+						t.Errorf("%s: %s expects %q, which is not in the corpus", f, turn.ID, src)
+					}
+					for _, p := range turn.ExpectedPages[src] {
+						if p > n {
+							t.Errorf("%s: %s expects page %d of %s, which has %d", f, turn.ID, p, src, n)
+						}
+					}
+					if len(turn.ExpectedPages[src]) == 0 {
+						t.Errorf("%s: %s lists no page for %s", f, turn.ID, src)
+					}
+				}
+			}
+		}
+	}
+}
+
+// manifestPages reads the page count of each paper (by document name) from the corpus
+// manifest.
+func manifestPages(t *testing.T) map[string]int {
+	t.Helper()
+	dir := corpustest.Papers(t)
+	f, err := os.Open(filepath.Join(filepath.Dir(dir), "MANIFEST.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	pages := map[string]int{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		cols := strings.Split(sc.Text(), "\t")
+		if len(cols) < 4 || cols[0] == "file" {
+			continue
+		}
+		n, err := strconv.Atoi(cols[3])
+		if err != nil {
+			t.Fatalf("manifest: %q: %v", sc.Text(), err)
+		}
+		pages[strings.TrimSuffix(filepath.Base(cols[0]), ".pdf")] = n
+	}
+	if len(pages) == 0 {
+		t.Fatal("empty manifest")
+	}
+	return pages
+}

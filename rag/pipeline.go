@@ -14,8 +14,13 @@ type Config struct {
 	// Sparse returns the BM25 query encoder for the current corpus statistics; it is called
 	// once per question so that a re-index is seen without a restart. Nil disables BM25.
 	Sparse func(ctx context.Context) (SparseEncoder, error)
-	// Reranker is the cross-encoder; nil keeps the fused order and skips the score cut.
+	// Reranker is the cross-encoder; nil keeps the fused order and skips the score cut. A
+	// VectorReranker scores candidates from their stored vectors unless RerankText is set.
 	Reranker Reranker
+	// RerankText makes a VectorReranker embed and score the candidates' text, as a
+	// cross-encoder does, instead of reading their stored vectors: the same scores, many
+	// times slower. For benchmarks and for stores whose vectors are not the passages'.
+	RerankText bool
 	// Generator writes answers; nil means extractive answers.
 	Generator Generator
 

@@ -1,0 +1,139 @@
+package retrievalbench
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/footnote-dev/footnote/internal/corpustest"
+	"github.com/footnote-dev/footnote/rag"
+	"github.com/footnote-dev/footnote/rag/bm25"
+	"github.com/footnote-dev/footnote/rag/eval"
+)
+
+// servePipeline is a Pipeline over the fixture with footnote serve's retrieval settings
+// (cmd/footnote/config.go Defaults, which rag.New's zero values do not all match), the
+// reranker reading stored vectors or, with rerankText, embedding the candidates' text as
+// before stored vectors were used.
+func (f *fixture) servePipeline(tb testing.TB, rerankText bool) *rag.Pipeline {
+	tb.Helper()
+	p, err := rag.New(rag.Config{
+		Searcher:  f.store,
+		Embedders: f.embedders[:1], // serve configures the local model only
+		Sparse: func(ctx context.Context) (rag.SparseEncoder, error) {
+			st, err := f.store.Stats(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return bm25.NewQueryEncoder(bm25.Params{}, st.Chunks, st.DF), nil
+		},
+		Reranker:   f.reranker,
+		RerankText: rerankText,
+		DocWeight:  0.8,
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// speedQuestions are the development questions, answerable and not, as traffic mixes them.
+func speedQuestions(tb testing.TB) []string {
+	tb.Helper()
+	qs, err := eval.LoadQuestionsFile(corpustest.Questions(tb))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out []string
+	for _, q := range qs {
+		out = append(out, q.Question)
+	}
+	return out
+}
+
+// reportPercentiles adds p50 and p95 of the per-operation latencies to the benchmark line.
+func reportPercentiles(b *testing.B, lat []time.Duration) {
+	if len(lat) == 0 {
+		return
+	}
+	slices.Sort(lat)
+	at := func(q float64) float64 {
+		return float64(lat[min(len(lat)-1, int(q*float64(len(lat))))].Microseconds()) / 1000
+	}
+	b.ReportMetric(at(0.50), "p50-ms")
+	b.ReportMetric(at(0.95), "p95-ms")
+}
+
+// BenchmarkRetrieveRerank measures hybrid retrieval with rerank on a warm pipeline, as
+// `footnote serve` runs it, twice in one run: scoring the candidates from their stored
+// vectors ("stored-vectors", the default) and embedding their text again ("re-embed",
+// the path before). The fixture's embedder caches no vectors, so re-embed pays for every
+// candidate, as serve does for passages it has not reranked before. Run with
+// -benchtime=Nx for N questions; p50-ms and p95-ms are per question.
+func BenchmarkRetrieveRerank(b *testing.B) {
+	f := corpus(b)
+	qs := speedQuestions(b)
+	for _, mode := range []struct {
+		name string
+		text bool
+	}{{"re-embed", true}, {"stored-vectors", false}} {
+		p := f.servePipeline(b, mode.text)
+		b.Run(mode.name, func(b *testing.B) {
+			// Warm the store snapshot and the ONNX session outside the timing.
+			if _, err := p.Retrieve(b.Context(), rag.Question{Text: qs[0]}); err != nil && !errors.Is(err, rag.ErrNoEvidence) {
+				b.Fatal(err)
+			}
+			var lat []time.Duration
+			var rerank time.Duration
+			n := 0
+			for b.Loop() {
+				start := time.Now()
+				r, err := p.Retrieve(b.Context(), rag.Question{Text: qs[n%len(qs)]})
+				lat = append(lat, time.Since(start))
+				if err != nil && !errors.Is(err, rag.ErrNoEvidence) {
+					b.Fatal(err)
+				}
+				rerank += r.Timings.Rerank
+				n++
+			}
+			reportPercentiles(b, lat)
+			b.ReportMetric(float64(rerank.Microseconds())/float64(n)/1000, "rerank-ms/op")
+		})
+	}
+}
+
+// BenchmarkAnswerExtractive measures a whole extractive answer (condense, retrieve,
+// rerank, compose; the work behind POST /query without the HTTP and bot layers) on a
+// warm pipeline, before (re-embed) and after (stored-vectors) in one run.
+func BenchmarkAnswerExtractive(b *testing.B) {
+	f := corpus(b)
+	qs := speedQuestions(b)
+	for _, mode := range []struct {
+		name string
+		text bool
+	}{{"re-embed", true}, {"stored-vectors", false}} {
+		p := f.servePipeline(b, mode.text)
+		b.Run(mode.name, func(b *testing.B) {
+			if _, err := p.Ask(b.Context(), rag.Question{Text: qs[0]}, nil); err != nil {
+				b.Fatal(err)
+			}
+			var lat []time.Duration
+			var compose time.Duration
+			n := 0
+			for b.Loop() {
+				start := time.Now()
+				ans, err := p.Ask(b.Context(), rag.Question{Text: qs[n%len(qs)]}, nil)
+				lat = append(lat, time.Since(start))
+				if err != nil {
+					b.Fatal(err)
+				}
+				compose += ans.Timings.Generate
+				n++
+			}
+			reportPercentiles(b, lat)
+			b.ReportMetric(float64(compose.Microseconds())/float64(n)/1000, "compose-ms/op")
+		})
+	}
+}

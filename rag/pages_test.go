@@ -2,6 +2,7 @@ package rag
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -132,4 +133,34 @@ type bm25Stub struct{}
 
 func (bm25Stub) EncodeQuery(string) SparseVector {
 	return SparseVector{Indices: []uint32{1}, Values: []float32{1}}
+}
+
+// TestExtractiveShortlist: only Config.SentenceCandidates sentences reach the costly
+// scorer, and the one sharing the question's terms is among them even when it comes last.
+func TestExtractiveShortlist(t *testing.T) {
+	var filler []string
+	for i := range 30 {
+		filler = append(filler, fmt.Sprintf("Filler sentence number %d talks about unrelated matters entirely.", i))
+	}
+	answer := "The model employs eight parallel attention heads in every layer."
+	c := Chunk{ID: "c", Text: strings.Join(filler, " ") + " " + answer, PageStart: 1, PageEnd: 1}
+	var scored []string
+	r := fnReranker(func(q string, passages []string) []float64 {
+		scored = passages
+		return overlapScores(q, passages)
+	})
+	p := testPipeline(t, Config{Reranker: r, SentenceCandidates: 5})
+	got := p.extractive(t.Context(), "How many parallel attention heads does the model employ?", sourcesOf(c))
+	if len(scored) != 5 {
+		t.Errorf("scorer saw %d sentences, want the shortlist of 5", len(scored))
+	}
+	if !strings.Contains(got, "eight parallel attention heads") {
+		t.Errorf("answer %q lacks the answering sentence; scored %q", got, scored)
+	}
+	scored = nil
+	p = testPipeline(t, Config{Reranker: r, SentenceCandidates: -1})
+	p.extractive(t.Context(), "How many parallel attention heads?", sourcesOf(c))
+	if len(scored) != 31 {
+		t.Errorf("negative SentenceCandidates: scorer saw %d sentences, want all 31", len(scored))
+	}
 }

@@ -36,6 +36,11 @@ type Config struct {
 	// same MRR and refusals.
 	DocWeight float64
 
+	// SentenceCandidates is how many candidate sentences of an extractive answer the
+	// reranker (or embedder) scores, shortlisted by term overlap and source score; zero
+	// means 24, negative scores all (at most 60).
+	SentenceCandidates int
+
 	ContextTokens int     // prompt budget for sources; zero means 4000
 	Temperature   float64 // zero means 0.1
 	MaxTokens     int     // zero means 1024
@@ -76,6 +81,9 @@ func New(cfg Config) (*Pipeline, error) {
 	}
 	if cfg.Fusion.K == 0 {
 		cfg.Fusion.K = 60
+	}
+	if cfg.SentenceCandidates == 0 {
+		cfg.SentenceCandidates = 24
 	}
 	if cfg.ContextTokens == 0 {
 		cfg.ContextTokens = 4000

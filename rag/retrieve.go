@@ -112,6 +112,9 @@ func (p *Pipeline) Retrieve(ctx context.Context, q Question) (Retrieval, error) 
 			return fail(fmt.Errorf("rerank: %w", err))
 		}
 		r.Reranked = true
+		if p.cfg.FusedWeight > 0 {
+			r.Candidates = fusedPrior(r.Candidates, p.cfg.FusedWeight)
+		}
 		if p.cfg.DocWeight > 0 {
 			r.Candidates = documentPrior(r.Candidates, p.cfg.DocWeight)
 		}
@@ -169,9 +172,10 @@ func (p *Pipeline) encodeQuery(ctx context.Context, pl retrievalPlan, query stri
 	if pl.sparse && len(sparse.Indices) > 0 {
 		req.Sparse = &sparse
 	}
-	if req.Fusion.Method == "weighted" {
+	if req.Fusion.Method == "weighted" && len(p.cfg.Fusion.Weights) > 0 {
 		// Weights are configured for the full hybrid set: one per dense model in
 		// configuration order, then BM25. Pick the ones this request's retrievers use.
+		// Without weights every retriever weighs 1.
 		w, err := p.weightsFor(pl, req.Sparse != nil)
 		if err != nil {
 			return req, err
@@ -284,6 +288,31 @@ func (p *Pipeline) rerank(ctx context.Context, query string, queryVec []float32,
 	}
 	sortByRerank(out)
 	return out, nil
+}
+
+// fusedPrior blends each candidate's reranker probability with its retrieval score
+// relative to the best candidate's, scaled by the best probability: score' = (1-w)·score +
+// w·best·fused/fusedMax. A similarity reranker scores with the dense model that also
+// retrieved, so on its own it re-orders hybrid candidates by dense similarity alone and
+// the lexical evidence of BM25 only decides which candidates it sees; the blend keeps that
+// evidence in the order. It never lifts a candidate above the best probability, so the
+// refusal gate is not loosened.
+func fusedPrior(cands []Scored, w float64) []Scored {
+	best, top := 0.0, 0.0
+	for _, c := range cands {
+		best, top = max(best, c.Rerank), max(top, c.Score)
+	}
+	out := make([]Scored, len(cands))
+	for i, c := range cands {
+		f := 0.0
+		if top > 0 {
+			f = max(c.Score, 0) / top
+		}
+		c.Rerank = (1-w)*c.Rerank + w*best*f
+		out[i] = c
+	}
+	sortByRerank(out)
+	return out
 }
 
 // documentPrior blends each candidate's reranker probability with the best probability of

@@ -29,9 +29,11 @@ func (f *fixture) servePipeline(tb testing.TB, rerankText bool) *rag.Pipeline {
 			}
 			return bm25.NewQueryEncoder(bm25.Params{}, st.Chunks, st.DF), nil
 		},
-		Reranker:   f.reranker,
-		RerankText: rerankText,
-		DocWeight:  0.8,
+		Reranker:    f.reranker,
+		RerankText:  rerankText,
+		DocWeight:   0.8,
+		Fusion:      rag.Fusion{Method: "weighted"},
+		FusedWeight: 0.3,
 	})
 	if err != nil {
 		tb.Fatal(err)

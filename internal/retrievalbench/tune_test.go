@@ -23,6 +23,7 @@ type tuneConfig struct {
 	candidates int
 	rerankTop  int
 	docWeight  float64
+	fusedW     float64
 }
 
 func (c tuneConfig) String() string {
@@ -33,7 +34,7 @@ func (c tuneConfig) String() string {
 	if c.method != rag.MethodHybrid {
 		f = "-"
 	}
-	return fmt.Sprintf("%s\t%s\t%d\t%d\t%.1f", c.method, f, c.candidates, c.rerankTop, c.docWeight)
+	return fmt.Sprintf("%s\t%s\t%d\t%d\t%.1f\t%.1f", c.method, f, c.candidates, c.rerankTop, c.docWeight, c.fusedW)
 }
 
 func (f *fixture) tunePipeline(tb testing.TB, c tuneConfig) *rag.Pipeline {
@@ -48,11 +49,12 @@ func (f *fixture) tunePipeline(tb testing.TB, c tuneConfig) *rag.Pipeline {
 			}
 			return bm25.NewQueryEncoder(bm25.Params{}, st.Chunks, st.DF), nil
 		},
-		Reranker:   f.reranker,
-		Candidates: c.candidates,
-		RerankTop:  c.rerankTop,
-		DocWeight:  c.docWeight,
-		Fusion:     c.fusion,
+		Reranker:    f.reranker,
+		Candidates:  c.candidates,
+		RerankTop:   c.rerankTop,
+		DocWeight:   c.docWeight,
+		FusedWeight: c.fusedW,
+		Fusion:      c.fusion,
 	})
 	if err != nil {
 		tb.Fatal(err)
@@ -66,6 +68,7 @@ func (f *fixture) tunePipeline(tb testing.TB, c tuneConfig) *rag.Pipeline {
 // the answer sees them; and the questions the cut refuses, wrongly or rightly.
 type tuneScore struct {
 	pageMRR, srcMRR, pageR5, srcR5 float64
+	srcP5                          float64 // share of the top 5 from an expected paper
 	falseRef, refused, unanswer    int
 }
 
@@ -91,9 +94,10 @@ func tuneRun(tb testing.TB, p *rag.Pipeline, method string, qs []eval.Question) 
 			s.falseRef++
 		}
 		firstSrc, firstPage := 0, 0
-		var cands []rag.Chunk
 		for i, c := range r.Candidates {
-			cands = append(cands, c.Chunk)
+			if i < 5 && q.Relevant(c.Chunk, eval.SourceLevel) {
+				s.srcP5 += 0.2
+			}
 			if firstSrc == 0 && q.Relevant(c.Chunk, eval.SourceLevel) {
 				firstSrc = i + 1
 			}
@@ -119,6 +123,7 @@ func tuneRun(tb testing.TB, p *rag.Pipeline, method string, qs []eval.Question) 
 	s.srcMRR /= n
 	s.pageR5 /= n
 	s.srcR5 /= n
+	s.srcP5 /= n
 	return s
 }
 
@@ -139,29 +144,38 @@ func TestTuneDefaults(t *testing.T) {
 	f := corpus(t)
 	var grid []tuneConfig
 	for _, m := range []string{rag.MethodBM25, rag.MethodDense} {
-		for _, dw := range []float64{0, 0.3, 0.5, 0.8} {
-			for _, rt := range []int{5, 10, 20} {
-				grid = append(grid, tuneConfig{method: m, fusion: rag.Fusion{Method: "rrf", K: 60}, candidates: 20, rerankTop: rt, docWeight: dw})
+		for _, dw := range []float64{0, 0.3, 0.8} {
+			for _, rt := range []int{10, 20} {
+				for _, fw := range []float64{0, 0.3, 0.5} {
+					grid = append(grid, tuneConfig{method: m, fusion: rag.Fusion{Method: "rrf", K: 60}, candidates: 20, rerankTop: rt, docWeight: dw, fusedW: fw})
+				}
 			}
 		}
 	}
-	var fusions []rag.Fusion
-	for _, k := range []int{10, 30, 60} {
-		fusions = append(fusions, rag.Fusion{Method: "rrf", K: k})
-	}
-	for _, w := range [][]float64{{1, 1}, {0.5, 1}, {0.3, 1}, {1, 0.5}} {
+	fusions := []rag.Fusion{{Method: "rrf", K: 60}, {Method: "rrf", K: 10}}
+	for _, w := range [][]float64{{1, 1}, {0.5, 1}, {0.3, 1}} {
 		fusions = append(fusions, rag.Fusion{Method: "weighted", Weights: w})
 	}
 	for _, fu := range fusions {
-		for _, dw := range []float64{0, 0.3, 0.5, 0.8} {
+		for _, dw := range []float64{0, 0.3, 0.8} {
 			for _, rt := range []int{5, 10, 20} {
-				for _, cand := range []int{20, 40} {
-					if cand == 40 && rt != 20 {
-						continue
-					}
-					grid = append(grid, tuneConfig{method: rag.MethodHybrid, fusion: fu, candidates: cand, rerankTop: rt, docWeight: dw})
+				for _, fw := range []float64{0, 0.3, 0.5} {
+					grid = append(grid, tuneConfig{method: rag.MethodHybrid, fusion: fu, candidates: 20, rerankTop: rt, docWeight: dw, fusedW: fw})
 				}
 			}
+		}
+	}
+	if os.Getenv("FOOTNOTE_TUNE_GRID") == "final" {
+		// The old default, the plain methods, and the chosen default.
+		grid = []tuneConfig{
+			{method: rag.MethodHybrid, fusion: rag.Fusion{Method: "rrf", K: 60}, candidates: 20, rerankTop: 10, docWeight: 0.8},
+			{method: rag.MethodBM25, fusion: rag.Fusion{Method: "rrf", K: 60}, candidates: 20, rerankTop: 10, docWeight: 0.8},
+			{method: rag.MethodDense, fusion: rag.Fusion{Method: "rrf", K: 60}, candidates: 20, rerankTop: 10, docWeight: 0.8},
+			{method: rag.MethodHybrid, fusion: rag.Fusion{Method: "weighted"}, candidates: 20, rerankTop: 10, docWeight: 0.8},
+			{method: rag.MethodHybrid, fusion: rag.Fusion{Method: "weighted"}, candidates: 20, rerankTop: 10, docWeight: 0.3},
+			{method: rag.MethodHybrid, fusion: rag.Fusion{Method: "weighted"}, candidates: 20, rerankTop: 10, docWeight: 0.3, fusedW: 0.3},
+			{method: rag.MethodHybrid, fusion: rag.Fusion{Method: "weighted"}, candidates: 20, rerankTop: 10, docWeight: 0.8, fusedW: 0.3},
+			{method: rag.MethodBM25, fusion: rag.Fusion{Method: "rrf", K: 60}, candidates: 20, rerankTop: 10, docWeight: 0.3, fusedW: 0.3},
 		}
 	}
 	if filter := os.Getenv("FOOTNOTE_TUNE_FILTER"); filter != "" {
@@ -169,11 +183,11 @@ func TestTuneDefaults(t *testing.T) {
 	}
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 1, ' ', 0)
-	fmt.Fprintln(tw, "method\tfusion\tcand\trerank top\tdoc w\t| page MRR\tsrc MRR\tpage R@5\tsrc R@5\tfalse ref\trefused unans.")
+	fmt.Fprintln(tw, "method\tfusion\tcand\trerank top\tdoc w\tfused w\t| page MRR\tsrc MRR\tpage R@5\tsrc R@5\tsrc P@5\tfalse ref\trefused unans.")
 	for _, c := range grid {
 		p := f.tunePipeline(t, c)
 		s := tuneRun(t, p, c.method, qs)
-		fmt.Fprintf(tw, "%s\t| %.3f\t%.3f\t%.3f\t%.3f\t%d\t%d/%d\n", c, s.pageMRR, s.srcMRR, s.pageR5, s.srcR5, s.falseRef, s.refused, s.unanswer)
+		fmt.Fprintf(tw, "%s\t| %.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%d\t%d/%d\n", c, s.pageMRR, s.srcMRR, s.pageR5, s.srcR5, s.srcP5, s.falseRef, s.refused, s.unanswer)
 	}
 	tw.Flush()
 	t.Logf("%d questions from %s; reranker %s\n%s", len(qs), path, f.rerankBy, b.String())
@@ -210,6 +224,8 @@ func TestTuneExtractive(t *testing.T) {
 			},
 			Reranker:           f.reranker,
 			DocWeight:          0.8,
+			Fusion:             rag.Fusion{Method: "weighted"},
+			FusedWeight:        0.3,
 			SentenceCandidates: limit,
 		})
 		if err != nil {

@@ -15,11 +15,12 @@ import (
 
 // servePipeline is a Pipeline over the fixture with footnote serve's retrieval settings
 // (cmd/footnote/config.go Defaults, which rag.New's zero values do not all match), the
-// reranker reading stored vectors or, with rerankText, embedding the candidates' text as
-// before stored vectors were used.
-func (f *fixture) servePipeline(tb testing.TB, rerankText bool) *rag.Pipeline {
+// reranker reading stored vectors and extractive answers scoring a shortlist of sentences;
+// or, with before, the path this replaced: the reranker embeds every candidate's text and
+// every candidate sentence is scored.
+func (f *fixture) servePipeline(tb testing.TB, before bool) *rag.Pipeline {
 	tb.Helper()
-	p, err := rag.New(rag.Config{
+	cfg := rag.Config{
 		Searcher:  f.store,
 		Embedders: f.embedders[:1], // serve configures the local model only
 		Sparse: func(ctx context.Context) (rag.SparseEncoder, error) {
@@ -30,11 +31,15 @@ func (f *fixture) servePipeline(tb testing.TB, rerankText bool) *rag.Pipeline {
 			return bm25.NewQueryEncoder(bm25.Params{}, st.Chunks, st.DF), nil
 		},
 		Reranker:    f.reranker,
-		RerankText:  rerankText,
+		RerankText:  before,
 		DocWeight:   0.8,
 		Fusion:      rag.Fusion{Method: "weighted"},
 		FusedWeight: 0.3,
-	})
+	}
+	if before {
+		cfg.SentenceCandidates = -1
+	}
+	p, err := rag.New(cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -69,9 +74,8 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 }
 
 // BenchmarkRetrieveRerank measures hybrid retrieval with rerank on a warm pipeline, as
-// `footnote serve` runs it, twice in one run: scoring the candidates from their stored
-// vectors ("stored-vectors", the default) and embedding their text again ("re-embed",
-// the path before). The fixture's embedder caches no vectors, so re-embed pays for every
+// `footnote serve` runs it, twice in one run: embedding the candidates' text again
+// ("before") and scoring them from their stored vectors ("after", the default). The fixture's embedder caches no vectors, so re-embed pays for every
 // candidate, as serve does for passages it has not reranked before. Run with
 // -benchtime=Nx for N questions; p50-ms and p95-ms are per question.
 func BenchmarkRetrieveRerank(b *testing.B) {
@@ -79,9 +83,9 @@ func BenchmarkRetrieveRerank(b *testing.B) {
 	qs := speedQuestions(b)
 	for _, mode := range []struct {
 		name string
-		text bool
-	}{{"re-embed", true}, {"stored-vectors", false}} {
-		p := f.servePipeline(b, mode.text)
+		before bool
+	}{{"before", true}, {"after", false}} {
+		p := f.servePipeline(b, mode.before)
 		b.Run(mode.name, func(b *testing.B) {
 			// Warm the store snapshot and the ONNX session outside the timing.
 			if _, err := p.Retrieve(b.Context(), rag.Question{Text: qs[0]}); err != nil && !errors.Is(err, rag.ErrNoEvidence) {
@@ -108,15 +112,16 @@ func BenchmarkRetrieveRerank(b *testing.B) {
 
 // BenchmarkAnswerExtractive measures a whole extractive answer (condense, retrieve,
 // rerank, compose; the work behind POST /query without the HTTP and bot layers) on a
-// warm pipeline, before (re-embed) and after (stored-vectors) in one run.
+// warm pipeline, before (candidates re-embedded, every sentence scored) and after
+// (stored vectors, a shortlist of sentences) in one run.
 func BenchmarkAnswerExtractive(b *testing.B) {
 	f := corpus(b)
 	qs := speedQuestions(b)
 	for _, mode := range []struct {
 		name string
-		text bool
-	}{{"re-embed", true}, {"stored-vectors", false}} {
-		p := f.servePipeline(b, mode.text)
+		before bool
+	}{{"before", true}, {"after", false}} {
+		p := f.servePipeline(b, mode.before)
 		b.Run(mode.name, func(b *testing.B) {
 			if _, err := p.Ask(b.Context(), rag.Question{Text: qs[0]}, nil); err != nil {
 				b.Fatal(err)

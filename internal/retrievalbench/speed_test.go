@@ -82,7 +82,7 @@ func BenchmarkRetrieveRerank(b *testing.B) {
 	f := corpus(b)
 	qs := speedQuestions(b)
 	for _, mode := range []struct {
-		name string
+		name   string
 		before bool
 	}{{"before", true}, {"after", false}} {
 		p := f.servePipeline(b, mode.before)
@@ -118,7 +118,7 @@ func BenchmarkAnswerExtractive(b *testing.B) {
 	f := corpus(b)
 	qs := speedQuestions(b)
 	for _, mode := range []struct {
-		name string
+		name   string
 		before bool
 	}{{"before", true}, {"after", false}} {
 		p := f.servePipeline(b, mode.before)

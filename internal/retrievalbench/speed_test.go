@@ -144,3 +144,48 @@ func BenchmarkAnswerExtractive(b *testing.B) {
 		})
 	}
 }
+
+// TestStoredVectorsMatchReembedding retrieves development questions through the real store
+// twice, the reranker reading stored vectors and embedding the candidates' text, and
+// requires the same candidates with the same probabilities (within float rounding: index
+// and rerank batches pad differently).
+func TestStoredVectorsMatchReembedding(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping: re-embeds the candidates of several questions")
+	}
+	f := corpus(t)
+	if _, ok := f.reranker.(rag.VectorReranker); !ok {
+		t.Skipf("skipping: reranker %s reads text, not vectors", f.rerankBy)
+	}
+	qs := speedQuestions(t)
+	fromVectors, fromText := f.servePipeline(t, false), f.servePipeline(t, true)
+	compared := 0
+	for _, q := range qs[:min(6, len(qs))] {
+		a, errA := fromVectors.Retrieve(t.Context(), rag.Question{Text: q})
+		b, errB := fromText.Retrieve(t.Context(), rag.Question{Text: q})
+		if (errA == nil) != (errB == nil) {
+			t.Fatalf("%q: errors differ: %v vs %v", q, errA, errB)
+		}
+		byID := map[string]float64{}
+		for _, c := range b.Candidates {
+			byID[c.Chunk.ID] = c.Rerank
+		}
+		if len(a.Candidates) != len(b.Candidates) || len(a.Hits) != len(b.Hits) {
+			t.Errorf("%q: %d candidates / %d kept from vectors, %d / %d from text", q, len(a.Candidates), len(a.Hits), len(b.Candidates), len(b.Hits))
+		}
+		for _, c := range a.Candidates {
+			want, ok := byID[c.Chunk.ID]
+			if !ok {
+				t.Errorf("%q: candidate %s only from vectors", q, c.Chunk.ID)
+				continue
+			}
+			if d := c.Rerank - want; d > 1e-4 || d < -1e-4 {
+				t.Errorf("%q: %s scores %.6f from vectors, %.6f from text", q, c.Chunk.ID, c.Rerank, want)
+			}
+			compared++
+		}
+	}
+	if compared == 0 {
+		t.Fatal("no candidate compared")
+	}
+}

@@ -80,8 +80,11 @@ func (b *Bot) act(ctx context.Context, log *slog.Logger, c Click) Reply {
 	case ActShowSource:
 		for _, s := range append(append([]Source(nil), rec.Sources...), rec.More...) {
 			if s.N == c.Action.Source {
-				return Reply{Kind: KindSource, AnswerID: rec.ID, Question: rec.Question,
+				r := Reply{Kind: KindSource, AnswerID: rec.ID, Question: rec.Question,
 					Sources: []Source{s}, Private: rec.Private}
+				b.figure(ctx, log, &r)
+				b.link(&r)
+				return r
 			}
 		}
 		return notice(rec, fmt.Sprintf("That answer has no source %d.", c.Action.Source))

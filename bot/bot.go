@@ -49,6 +49,27 @@ type Source struct {
 	Excerpt string   `json:"excerpt"`
 	Text    string   `json:"text,omitempty"` // full chunk text: only in KindSource replies
 	Cited   bool     `json:"cited"`
+
+	// Where the source lies, for page pictures and links (Config.Figure, Config.PageURL).
+	DocID      string `json:"doc_id,omitempty"`
+	PageStart  int    `json:"page_start,omitempty"`
+	PageEnd    int    `json:"page_end,omitempty"`
+	LineStart  int    `json:"line_start,omitempty"`
+	LineEnd    int    `json:"line_end,omitempty"`
+	PageBreaks []int  `json:"page_breaks,omitempty"` // byte offsets into Text where later pages begin
+	// Link is a URL of the cited page's picture (Config.PageURL); "" when there is none.
+	Link string `json:"link,omitempty"`
+}
+
+// Attachment is a file a reply carries, such as the picture of a cited page.
+type Attachment struct {
+	Name    string `json:"name"`     // file name, e.g. "1706.03762-p3.png"
+	MIME    string `json:"mime"`     // "image/png"
+	Title   string `json:"title"`    // shown above the file
+	AltText string `json:"alt_text"` // for screen readers
+	Data    []byte `json:"-"`
+	Width   int    `json:"width,omitempty"`
+	Height  int    `json:"height,omitempty"`
 }
 
 // ActionKind is a button a reply offers.
@@ -85,6 +106,8 @@ type Reply struct {
 	Private    bool          `json:"private,omitempty"`   // render ephemerally where possible
 	Confidence float64       `json:"confidence,omitempty"`
 	Elapsed    time.Duration `json:"elapsed_ns,omitempty"`
+	// Attachments are files to upload with the reply (KindSource: the cited page).
+	Attachments []Attachment `json:"attachments,omitempty"`
 }
 
 // Click is a user pressing a button (or submitting the feedback comment) on a reply.

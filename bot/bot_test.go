@@ -102,7 +102,8 @@ func TestAnswerAndFollowUp(t *testing.T) {
 	}
 	want0 := bot.Source{N: 1, ChunkID: "attn-0000", Title: "Attention Is All You Need", Name: "1706.03762",
 		Section: []string{"3 Model Architecture", "3.1 Encoder and Decoder Stacks"}, Pages: "3",
-		Excerpt: "The encoder is composed of a stack of N = 6 identical layers.", Cited: true}
+		Excerpt: "The encoder is composed of a stack of N = 6 identical layers.", Cited: true,
+		DocID: "attn", PageStart: 3, PageEnd: 3}
 	if len(r1.Sources) != 2 {
 		t.Fatalf("sources: got %d, want 2", len(r1.Sources))
 	}

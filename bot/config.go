@@ -43,6 +43,9 @@ type Route struct {
 	// footnote; follow-ups in a thread footnote is Following are exempt. Bot itself does not
 	// look at it.
 	RequireMention bool
+	// MentionFollowUps tells adapters that follow-ups in footnote's threads need a mention
+	// too (Slack); bot itself does not look at it.
+	MentionFollowUps bool
 }
 
 // DefaultRoute is the route used when Config.Route is nil: the default corpus, public
@@ -61,6 +64,14 @@ type Config struct {
 	Route func(platform, tenant, channel string) Route
 	// Docs reports how many documents the default corpus holds; nil means Documents is 0.
 	Docs func(ctx context.Context) int
+
+	// Figure draws the cited region of a source for Show source n (a PDF page cropped to the
+	// chunk, its lines highlighted). Nil, or an error, shows the source as text only; the
+	// error is logged and the reply says the picture is missing.
+	Figure func(ctx context.Context, s Source) (Attachment, error)
+	// PageURL gives the address of a source's page picture for links under answers (it
+	// needs a public base URL); nil or "" means no link.
+	PageURL func(s Source) string
 
 	// StatePath is the SQLite file for conversations, answer records, feedback, delivery
 	// claims and the query log. Required. Several processes may share one file (WAL mode,
@@ -98,6 +109,18 @@ type Config struct {
 	AnswerTTL time.Duration
 	// MoreBatch is how many further sources one "More sources" click shows; zero means 3.
 	MoreBatch int
+
+	// Lease is how long a question being answered stays claimed by its process without a
+	// renewal (Run renews it every Lease/3); after a crash the question is answered again
+	// once it has run out. Zero means 30s.
+	Lease time.Duration
+	// ResumeMaxAge is the oldest unfinished question Run answers after a restart; older ones
+	// get ApologyText instead. Zero means 15 minutes.
+	ResumeMaxAge time.Duration
+	// QueryLogRetention is how long query log rows (and feedback) are kept; zero means 90 days.
+	QueryLogRetention time.Duration
+	// PruneEvery is how often Run deletes expired state; zero means 1 hour.
+	PruneEvery time.Duration
 
 	// Registerer receives the bot's Prometheus metrics; nil leaves them unregistered.
 	Registerer prometheus.Registerer
@@ -163,6 +186,18 @@ func (c *Config) fill() error {
 	}
 	if c.AnswerTTL == 0 {
 		c.AnswerTTL = 90 * 24 * time.Hour
+	}
+	if c.Lease <= 0 {
+		c.Lease = 30 * time.Second
+	}
+	if c.ResumeMaxAge <= 0 {
+		c.ResumeMaxAge = 15 * time.Minute
+	}
+	if c.QueryLogRetention <= 0 {
+		c.QueryLogRetention = 90 * 24 * time.Hour
+	}
+	if c.PruneEvery <= 0 {
+		c.PruneEvery = time.Hour
 	}
 	if c.MoreBatch == 0 {
 		c.MoreBatch = 3

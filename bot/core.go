@@ -26,14 +26,15 @@ type Bot struct {
 	users    *buckets
 	channels *buckets
 	gate     *gate
+	clicks   chan struct{} // slots for WorkClick
+	notes    chan struct{} // slots for Notify
 	m        *metrics
+	owner    string // this process's lease owner id
+	leases   leases
 
-	pruneMu   sync.Mutex
-	lastPrune time.Time
+	resumeMu sync.Mutex
+	resumers map[string]Resumer
 }
-
-// pruneEvery is how often expired claims, turns and answer records are deleted.
-const pruneEvery = time.Hour
 
 // claimTTL is how long a delivery id is remembered: Slack retries within minutes, Discord
 // interactions live 15 minutes.
@@ -62,9 +63,13 @@ func New(cfg Config) (*Bot, error) {
 		users:    newBuckets(cfg.UserRate, cfg.UserBurst),
 		channels: newBuckets(cfg.ChannelRate, cfg.ChannelBurst),
 		gate:     g,
+		clicks:   make(chan struct{}, 4*cfg.MaxConcurrent+cfg.MaxQueue),
+		notes:    make(chan struct{}, notifySlots),
 		m:        m,
+		owner:    newID("p-", 10),
+		leases:   leases{keys: map[string]struct{}{}},
+		resumers: map[string]Resumer{},
 	}
-	b.maybePrune(ctx)
 	return b, nil
 }
 
@@ -145,13 +150,13 @@ func (b *Bot) Ask(ctx context.Context, req Request, onDelta func(text string)) R
 		req.ID = newID("r-", 10)
 	}
 	r := b.ask(ctx, req, onDelta, start)
+	b.link(&r) // hook (native, #14): page links under sources
 	r.RequestID = req.ID
 	if r.Kind != KindDuplicate {
 		r.Elapsed = time.Since(start)
 	}
 	b.m.requests.WithLabelValues(req.Platform, string(r.Kind)).Inc()
 	b.m.latency.WithLabelValues(req.Platform, string(r.Kind)).Observe(time.Since(start).Seconds())
-	b.maybePrune(ctx)
 	return r
 }
 
@@ -204,16 +209,22 @@ func (b *Bot) ask(ctx context.Context, req Request, onDelta func(string), start 
 
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.Timeout)
 	defer cancel()
-	ok, err := b.gate.enter(ctx)
-	if err != nil {
-		return b.fail(ctx, log, ql, fmt.Errorf("wait for a free slot: %w", err), private)
+	// A question an adapter admitted with Go holds its place already; others (the JSON API,
+	// the terminal) are admitted here, under the same bound.
+	if !admitted(ctx) {
+		if !b.gate.admit() {
+			log.Warn("busy; question turned away", "max_concurrent", b.cfg.MaxConcurrent, "max_queue", b.cfg.MaxQueue)
+			b.m.busy.WithLabelValues(req.Platform).Inc()
+			ql.Kind = KindBusy
+			b.logQuery(ctx, log, ql)
+			r := BusyReply()
+			r.Question = question
+			return r
+		}
+		defer b.gate.release()
 	}
-	if !ok {
-		log.Warn("busy; question turned away", "max_concurrent", b.cfg.MaxConcurrent, "max_queue", b.cfg.MaxQueue)
-		ql.Kind = KindBusy
-		b.logQuery(ctx, log, ql)
-		return Reply{Kind: KindBusy, Question: question, Private: true,
-			Paragraphs: []string{"I'm answering a lot of questions right now. Please try again in a minute."}}
+	if err := b.gate.acquire(ctx); err != nil {
+		return b.fail(ctx, log, ql, fmt.Errorf("wait for a free slot: %w", err), private)
 	}
 	defer b.gate.leave()
 
@@ -260,13 +271,25 @@ func hasWord(s string) bool {
 // channel id) is not limited in that scope: one shared bucket would throttle strangers
 // against each other.
 func (b *Bot) limit(req Request) (Reply, bool) {
+	scope, who, wait := b.limitWait(req)
+	if wait == 0 {
+		return Reply{}, true
+	}
+	b.m.rateLimited.WithLabelValues(scope).Inc()
+	return Reply{Kind: KindRateLimited, Private: true, Paragraphs: []string{
+		fmt.Sprintf("%s asking faster than I can answer. Please try again in %s.", who, humanWait(wait)),
+	}}, false
+}
+
+// limitWait takes a token from the user's and the channel's bucket, or none and says which
+// scope refused and for how long.
+func (b *Bot) limitWait(req Request) (scope, who string, wait time.Duration) {
 	now := b.cfg.Now()
 	var ru *rate.Reservation
-	var wait time.Duration
 	if req.User != "" {
 		ru, wait = b.users.reserve(req.Platform+"/"+req.User, now)
 	}
-	scope, who := "user", "You're"
+	scope, who = "user", "You're"
 	if wait == 0 && req.Channel != "" {
 		if _, wait = b.channels.reserve(req.Platform+"/"+req.Channel, now); wait > 0 {
 			if ru != nil {
@@ -275,13 +298,7 @@ func (b *Bot) limit(req Request) (Reply, bool) {
 			scope, who = "channel", "This channel is"
 		}
 	}
-	if wait == 0 {
-		return Reply{}, true
-	}
-	b.m.rateLimited.WithLabelValues(scope).Inc()
-	return Reply{Kind: KindRateLimited, Private: true, Paragraphs: []string{
-		fmt.Sprintf("%s asking faster than I can answer. Please try again in %s.", who, humanWait(wait)),
-	}}, false
+	return scope, who, wait
 }
 
 // humanWait rounds a wait up to what a person would say: "5 seconds", "2 minutes".
@@ -434,10 +451,10 @@ func toSource(s rag.Source, n int) Source {
 	if n == 0 {
 		n = s.N
 	}
-	return Source{
+	return locate(Source{
 		N: n, ChunkID: s.Chunk.ID, Title: title, Name: s.Chunk.Name, Section: s.Chunk.Section,
 		Pages: Pages(s.Chunk), Score: clamp01(s.Score), Excerpt: ex, Text: s.Chunk.Text, Cited: s.Cited,
-	}
+	}, s.Chunk) // hook (native, #14): page/line location for pictures and links
 }
 
 func clamp01(x float64) float64 {
@@ -477,21 +494,4 @@ func render(rec record, shared bool) Reply {
 		r.Actions = append(r.Actions, Action{Kind: ActShare, AnswerID: rec.ID, Label: actionLabel(ActShare)})
 	}
 	return r
-}
-
-// maybePrune deletes expired state at most once per pruneEvery, in whichever call gets there
-// first; the others do not wait.
-func (b *Bot) maybePrune(ctx context.Context) {
-	if !b.pruneMu.TryLock() {
-		return
-	}
-	defer b.pruneMu.Unlock()
-	now := b.cfg.Now()
-	if !b.lastPrune.IsZero() && now.Sub(b.lastPrune) < pruneEvery {
-		return
-	}
-	b.lastPrune = now
-	if err := b.state.prune(context.WithoutCancel(ctx), now.Add(-claimTTL), now.Add(-b.cfg.IdleExpiry), now.Add(-b.cfg.AnswerTTL)); err != nil {
-		b.log.Warn("prune state", logErr, err)
-	}
 }

@@ -75,38 +75,43 @@ func (b *buckets) sweep(now time.Time) {
 	b.next = max(1024, 2*len(b.m))
 }
 
-// gate bounds concurrent answers, with a bounded number of callers waiting for a slot.
+// gate bounds questions: at most limit admitted (answering or waiting for one of the
+// slots), whichever entry point they came through. Adapters admit a question when it
+// arrives (Bot.Go), before any goroutine is started for it, so a burst beyond the bound is
+// turned away at the door with a visible busy reply instead of piling up.
 type gate struct {
-	slots   chan struct{}
-	queue   int
-	waiting atomic.Int64 // callers in the queue
-	active  atomic.Int64 // callers holding a slot
+	slots    chan struct{}
+	limit    int64
+	admitted atomic.Int64 // answering or waiting
+	active   atomic.Int64 // holding a slot
 }
 
 func newGate(concurrent, queue int) *gate {
-	return &gate{slots: make(chan struct{}, concurrent), queue: queue}
+	return &gate{slots: make(chan struct{}, concurrent), limit: int64(concurrent + queue)}
 }
 
-// enter takes a slot, waiting in the queue if there is room. It returns false at once when
-// the queue is full, and false when ctx ends while waiting (err says which).
-func (g *gate) enter(ctx context.Context) (ok bool, err error) {
+// admit counts one question in; false at once when the gate is full.
+func (g *gate) admit() bool {
+	if g.admitted.Add(1) > g.limit {
+		g.admitted.Add(-1)
+		return false
+	}
+	return true
+}
+
+func (g *gate) release() { g.admitted.Add(-1) }
+
+// waiting is how many admitted questions wait for a slot.
+func (g *gate) waiting() int64 { return max(0, g.admitted.Load()-g.active.Load()) }
+
+// acquire takes a slot for an admitted question, waiting until ctx ends.
+func (g *gate) acquire(ctx context.Context) error {
 	select {
 	case g.slots <- struct{}{}:
 		g.active.Add(1)
-		return true, nil
-	default:
-	}
-	if g.waiting.Add(1) > int64(g.queue) {
-		g.waiting.Add(-1)
-		return false, nil
-	}
-	defer g.waiting.Add(-1)
-	select {
-	case g.slots <- struct{}{}:
-		g.active.Add(1)
-		return true, nil
+		return nil
 	case <-ctx.Done():
-		return false, ctx.Err()
+		return ctx.Err()
 	}
 }
 

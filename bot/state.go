@@ -17,7 +17,7 @@ import (
 
 // schemaVersion is stored in PRAGMA user_version; bump it with a migration when the tables
 // below change.
-const schemaVersion = 1
+const schemaVersion = 2
 
 const schema = `
 CREATE TABLE IF NOT EXISTS claims (
@@ -102,12 +102,34 @@ CREATE TABLE IF NOT EXISTS queries (
 );
 CREATE INDEX IF NOT EXISTS queries_at ON queries(at);
 CREATE INDEX IF NOT EXISTS queries_answer ON queries(answer_id);
+CREATE INDEX IF NOT EXISTS queries_kind ON queries(kind, at);
+
+CREATE TABLE IF NOT EXISTS deliveries (
+	key         TEXT PRIMARY KEY,
+	platform    TEXT NOT NULL,
+	state       TEXT NOT NULL,
+	received    INTEGER NOT NULL,
+	lease       INTEGER NOT NULL,
+	owner       TEXT NOT NULL,
+	attempts    INTEGER NOT NULL,
+	placeholder TEXT NOT NULL DEFAULT '',
+	payload     BLOB NOT NULL,
+	outcome     TEXT NOT NULL DEFAULT '',
+	done_at     INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS deliveries_pending ON deliveries(state, lease);
+CREATE INDEX IF NOT EXISTS deliveries_received ON deliveries(received);
 `
 
-// state is the SQLite store behind a Bot.
+// state is the SQLite store behind a Bot: one writer connection, and a pool of readers that
+// WAL lets read while the writer writes.
 type state struct {
-	db *sql.DB
+	db *sql.DB // the single writer
+	rd *sql.DB // readers
 }
+
+// readers is the size of the reader pool.
+const readers = 4
 
 // openState opens (creating if needed) the state file. Every transaction takes the write
 // lock at BEGIN (_txlock=immediate), so two processes never deadlock upgrading a read lock;
@@ -138,7 +160,17 @@ func openState(ctx context.Context, path string, busy time.Duration) (*state, er
 		db.Close()
 		return nil, fmt.Errorf("open state %s: %w", path, err)
 	}
-	return &state{db: db}, nil
+	rq := url.Values{}
+	rq.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy.Milliseconds()))
+	rq.Add("_pragma", "query_only(1)")
+	rd, err := sql.Open("sqlite", "file:"+path+"?"+rq.Encode())
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open state %s: %w", path, err)
+	}
+	rd.SetMaxOpenConns(readers)
+	rd.SetMaxIdleConns(readers)
+	return &state{db: db, rd: rd}, nil
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {
@@ -163,7 +195,7 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	return tx.Commit()
 }
 
-func (s *state) close() error { return s.db.Close() }
+func (s *state) close() error { return errors.Join(s.rd.Close(), s.db.Close()) }
 
 // claim records key once; false when it already was.
 func (s *state) claim(ctx context.Context, key string, now time.Time) (bool, error) {
@@ -184,7 +216,7 @@ type convKey struct{ platform, channel, thread string }
 // history returns up to turns recent turns of a conversation, newest first, or none when the
 // newest is older than since.
 func (s *state) history(ctx context.Context, k convKey, since time.Time, turns int) ([]rag.Turn, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT at, question, answer, sources FROM turns
+	rows, err := s.rd.QueryContext(ctx, `SELECT at, question, answer, sources FROM turns
 		WHERE platform = ? AND channel = ? AND thread = ? ORDER BY at DESC, id DESC LIMIT ?`,
 		k.platform, k.channel, k.thread, turns)
 	if err != nil {
@@ -213,7 +245,7 @@ func (s *state) history(ctx context.Context, k convKey, since time.Time, turns i
 // following reports whether a conversation has a turn newer than since.
 func (s *state) following(ctx context.Context, k convKey, since time.Time) (bool, error) {
 	var n int
-	err := s.db.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM turns
+	err := s.rd.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM turns
 		WHERE platform = ? AND channel = ? AND thread = ? AND at >= ?)`,
 		k.platform, k.channel, k.thread, since.UnixNano()).Scan(&n)
 	if err != nil {
@@ -377,7 +409,7 @@ func scanRecord(row scanner) (record, error) {
 
 // answer loads a record; errNoRecord when there is none.
 func (s *state) answer(ctx context.Context, id string) (record, error) {
-	r, err := scanRecord(s.db.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM answers WHERE id = ?`, id))
+	r, err := scanRecord(s.rd.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM answers WHERE id = ?`, id))
 	if err != nil && !errors.Is(err, errNoRecord) {
 		return record{}, fmt.Errorf("load answer %s: %w", id, err)
 	}
@@ -451,20 +483,35 @@ type Feedback struct {
 	At       time.Time `json:"at"`
 }
 
-// prune deletes what has outlived its use: claims after a day (platforms retry for minutes),
-// turns of idle conversations, answer records after their TTL. The query log and feedback
-// are kept: they are what `footnote stats` reports.
-func (s *state) prune(ctx context.Context, claims, turns, answers time.Time) error {
+// pruneCutoffs are the times before which each kind of state is deleted.
+type pruneCutoffs struct {
+	claims, deliveries, turns, answers, queries time.Time
+}
+
+// prune deletes what has outlived its use: claims and delivery records after a day
+// (platforms redeliver for minutes), turns of idle conversations, answer records after
+// their TTL, query log rows (and their feedback) after the retention period. Each runs in
+// batches so the writer is never held for long.
+func (s *state) prune(ctx context.Context, c pruneCutoffs) error {
 	for _, q := range []struct {
 		sql string
 		at  time.Time
 	}{
-		{`DELETE FROM claims WHERE at < ?`, claims},
-		{`DELETE FROM turns WHERE at < ?`, turns},
-		{`DELETE FROM answers WHERE at < ?`, answers},
+		{`DELETE FROM claims WHERE rowid IN (SELECT rowid FROM claims WHERE at < ? LIMIT 5000)`, c.claims},
+		{`DELETE FROM deliveries WHERE rowid IN (SELECT rowid FROM deliveries WHERE received < ? LIMIT 5000)`, c.deliveries},
+		{`DELETE FROM turns WHERE rowid IN (SELECT rowid FROM turns WHERE at < ? LIMIT 5000)`, c.turns},
+		{`DELETE FROM answers WHERE rowid IN (SELECT rowid FROM answers WHERE at < ? LIMIT 5000)`, c.answers},
+		{`DELETE FROM feedback WHERE rowid IN (SELECT rowid FROM feedback WHERE at < ? LIMIT 5000)`, c.queries},
+		{`DELETE FROM queries WHERE rowid IN (SELECT rowid FROM queries WHERE at < ? LIMIT 5000)`, c.queries},
 	} {
-		if _, err := s.db.ExecContext(ctx, q.sql, q.at.UnixNano()); err != nil {
-			return fmt.Errorf("prune: %w", err)
+		for {
+			res, err := s.db.ExecContext(ctx, q.sql, q.at.UnixNano())
+			if err != nil {
+				return fmt.Errorf("prune: %w", err)
+			}
+			if n, _ := res.RowsAffected(); n < 5000 {
+				break
+			}
 		}
 	}
 	return nil
@@ -472,7 +519,7 @@ func (s *state) prune(ctx context.Context, claims, turns, answers time.Time) err
 
 // feedbackFor lists the votes on one answer, oldest first.
 func (s *state) feedbackFor(ctx context.Context, answerID string) ([]Feedback, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT answer_id, platform, user, vote, comment, at
+	rows, err := s.rd.QueryContext(ctx, `SELECT answer_id, platform, user, vote, comment, at
 		FROM feedback WHERE answer_id = ? ORDER BY at, user`, answerID)
 	if err != nil {
 		return nil, fmt.Errorf("load feedback: %w", err)

@@ -30,7 +30,7 @@ const statsWindow = 100000
 // Stats reads the query log and feedback.
 func (b *Bot) Stats(ctx context.Context) (Stats, error) {
 	var st Stats
-	rows, err := b.state.db.QueryContext(ctx, `SELECT kind, COUNT(*) FROM queries GROUP BY kind`)
+	rows, err := b.state.rd.QueryContext(ctx, `SELECT kind, COUNT(*) FROM queries GROUP BY kind`)
 	if err != nil {
 		return Stats{}, fmt.Errorf("stats: %w", err)
 	}
@@ -61,7 +61,7 @@ func (b *Bot) Stats(ctx context.Context) (Stats, error) {
 	}
 
 	var since *int64
-	err = b.state.db.QueryRowContext(ctx, `SELECT
+	err = b.state.rd.QueryRowContext(ctx, `SELECT
 		(SELECT COUNT(*) FROM feedback WHERE vote > 0),
 		(SELECT COUNT(*) FROM feedback WHERE vote < 0),
 		(SELECT COUNT(*) FROM feedback WHERE comment != ''),
@@ -73,7 +73,7 @@ func (b *Bot) Stats(ctx context.Context) (Stats, error) {
 		st.Since = time.Unix(0, *since).UTC()
 	}
 
-	rows, err = b.state.db.QueryContext(ctx, `SELECT elapsed_ns FROM queries
+	rows, err = b.state.rd.QueryContext(ctx, `SELECT elapsed_ns FROM queries
 		WHERE kind IN (?, ?) ORDER BY id DESC LIMIT ?`, string(KindAnswer), string(KindRefusal), statsWindow)
 	if err != nil {
 		return Stats{}, fmt.Errorf("stats: %w", err)

@@ -38,7 +38,9 @@ type Config struct {
 	// same MRR and refusals.
 	DocWeight float64
 	// FusedWeight blends each reranked candidate's probability with its retrieval score
-	// (see fusedPrior); zero keeps the reranker's order. footnote's CLI uses 0.3 with
+	// (see fusedPrior) when the reranker is a similarity scorer (a VectorReranker, which
+	// scores with a retrieval model); zero keeps the reranker's order, and so does a
+	// cross-encoder, which brings evidence of its own. footnote's CLI uses 0.3 with
 	// equal-weight weighted fusion: on the tuning half of the development set hybrid page
 	// MRR rose from 0.59 (RRF, no blend) to 0.66 and source MRR from 0.88 to 0.94, with the
 	// same refusals. With RRF, whose scores barely differ, it does not help.

@@ -95,3 +95,28 @@ func TestRetrieveCrossEncoderNoVectors(t *testing.T) {
 		t.Error("stored vectors asked for a reranker that cannot read them")
 	}
 }
+
+// The fused prior corrects a similarity scorer's order; a cross-encoder's is kept.
+func TestFusedWeightOnlyForSimilarity(t *testing.T) {
+	hits := rtHits(0.5, 0.6)              // probabilities from the texts: c1 is the reranker's favourite
+	hits[0].Score, hits[1].Score = 1, 0.1 // c0 is retrieval's favourite by far
+	for _, tc := range []struct {
+		name string
+		r    rag.Reranker
+		want []string
+	}{
+		{"cross-encoder", &rtReranker{}, []string{"c1", "c0"}},
+		// No vectors on the hits, so rvReranker scores the texts too; with weight 0.9
+		// c0 = 0.1·0.5 + 0.9·0.6·1 = 0.59 and c1 = 0.1·0.6 + 0.9·0.6·0.1 = 0.114.
+		{"similarity", &rvReranker{model: "none"}, []string{"c0", "c1"}},
+	} {
+		p := rtPipeline(t, rag.Config{Searcher: &rtSearcher{hits: hits}, Sparse: rtSparseFn, Reranker: tc.r, FusedWeight: 0.9, MaxGap: 1})
+		got, err := p.Retrieve(t.Context(), rag.Question{Text: "attention"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(ids(got.Candidates), tc.want) {
+			t.Errorf("%s: order %v, want %v", tc.name, ids(got.Candidates), tc.want)
+		}
+	}
+}

@@ -112,7 +112,7 @@ func (p *Pipeline) Retrieve(ctx context.Context, q Question) (Retrieval, error) 
 			return fail(fmt.Errorf("rerank: %w", err))
 		}
 		r.Reranked = true
-		if p.cfg.FusedWeight > 0 {
+		if _, similarity := p.cfg.Reranker.(VectorReranker); similarity && p.cfg.FusedWeight > 0 {
 			r.Candidates = fusedPrior(r.Candidates, p.cfg.FusedWeight)
 		}
 		if p.cfg.DocWeight > 0 {

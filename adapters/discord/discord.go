@@ -37,6 +37,18 @@ type Core interface {
 	Claim(ctx context.Context, key string) bool
 	// Documents is the number of documents searched, for "Searching 12 papers…".
 	Documents(ctx context.Context) int
+
+	// Accept records a question before it is acknowledged (bot.Bot.Accept).
+	Accept(ctx context.Context, platform, key string, payload []byte, received time.Time) (*bot.Ticket, bot.Verdict)
+	// Go runs work in the background when the core has room; false means show the busy
+	// notice (bot.Bot.Go).
+	Go(ctx context.Context, platform string, w bot.Work, fn func(ctx context.Context)) bool
+	// Notify posts a short notice under a small bound of its own (bot.Bot.Notify).
+	Notify(ctx context.Context, platform string, fn func(ctx context.Context)) bool
+	// OnResume registers how unfinished questions are answered after a restart.
+	OnResume(platform string, fn bot.Resumer)
+	// PlatformError counts a failed REST call by HTTP status.
+	PlatformError(platform string, status int)
 }
 
 // Platform is the bot.Request.Platform of Discord requests.
@@ -113,12 +125,14 @@ type Config struct {
 	// AnswerTimeout bounds the work on one event after it was acknowledged. Zero means 3
 	// minutes; interaction tokens live 15 minutes.
 	AnswerTimeout time.Duration
-	// MaxConcurrent bounds questions worked on at once. Zero means 8. Clicks get 4x as many
-	// slots of their own; events beyond 16x wait for nothing and are dropped with an error log.
-	MaxConcurrent int
-	// MaxRetries is how often a rate-limited (429) REST call is retried after retry_after.
-	// Zero means 3; negative disables retries.
+	// Native configures the message command, /footnote docs|stats and page pictures
+	// (native.go).
+	Native NativeConfig
+	// MaxRetries is how often a REST call answered 429 (after retry_after) or 5xx (after a
+	// doubling backoff from RetryDelay) is retried. Zero means 3; negative disables retries.
 	MaxRetries int
+	// RetryDelay is the first wait before retrying a 5xx. Zero means 500ms.
+	RetryDelay time.Duration
 	// TypingInterval is how often the typing indicator is renewed while answering a message.
 	// Zero means 8 s (Discord shows it for 10 s); negative disables it.
 	TypingInterval time.Duration
@@ -143,7 +157,6 @@ func (c Config) LogValue() slog.Value {
 		slog.String("api_url", c.APIURL),
 		slog.Bool("follow_threads", c.FollowThreads),
 		slog.Duration("answer_timeout", c.AnswerTimeout),
-		slog.Int("max_concurrent", c.MaxConcurrent),
 	)
 }
 
@@ -177,9 +190,7 @@ type Adapter struct {
 	log       *slog.Logger
 	now       func() time.Time
 	publicKey ed25519.PublicKey
-	sem       chan struct{}
-	clickSem  chan struct{}
-	maxQueued int
+	link      bot.Link // the gateway connection, for /health
 
 	mu       sync.Mutex
 	self     string // footnote's user id, from /users/@me or READY
@@ -217,8 +228,8 @@ func New(cfg Config) (*Adapter, error) {
 	if cfg.AnswerTimeout == 0 {
 		cfg.AnswerTimeout = 3 * time.Minute
 	}
-	if cfg.MaxConcurrent <= 0 {
-		cfg.MaxConcurrent = 8
+	if cfg.RetryDelay <= 0 {
+		cfg.RetryDelay = 500 * time.Millisecond
 	}
 	if cfg.MaxRetries == 0 {
 		cfg.MaxRetries = 3
@@ -271,14 +282,10 @@ func New(cfg Config) (*Adapter, error) {
 		log:       log,
 		now:       cfg.Now,
 		publicKey: pub,
-		sem:       make(chan struct{}, cfg.MaxConcurrent),
-		// Clicks are quick (no pipeline) and must be acknowledged within 3 s: they get their
-		// own slots instead of queueing behind answers.
-		clickSem:  make(chan struct{}, 4*cfg.MaxConcurrent),
-		maxQueued: 16 * cfg.MaxConcurrent,
 		channels:  map[string]channelInfo{},
 	}
 	s.AddHandler(a.onGatewayEvent)
+	cfg.Core.OnResume(Platform, a.resume)
 	return a, nil
 }
 
@@ -350,13 +357,9 @@ func (a *Adapter) Wait(ctx context.Context) error {
 	}
 }
 
-// begin counts one piece of work as in flight; false when too much is queued already.
-func (a *Adapter) begin() (func(), bool) {
+// begin counts one piece of work as in flight, for Wait; the core bounds how much there is.
+func (a *Adapter) begin() func() {
 	a.mu.Lock()
-	if a.inflight >= a.maxQueued {
-		a.mu.Unlock()
-		return nil, false
-	}
 	a.inflight++
 	a.mu.Unlock()
 	return func() {
@@ -369,7 +372,7 @@ func (a *Adapter) begin() (func(), bool) {
 			}
 			a.idle = nil
 		}
-	}, true
+	}
 }
 
 // Kinds of background work.
@@ -377,42 +380,6 @@ const (
 	workQuestion = "question"
 	workClick    = "click"
 )
-
-// spawn works on an event in the background. The work outlives the delivery (an HTTP
-// request ends when it is acknowledged) but not AnswerTimeout; it takes a slot of the
-// semaphores itself (acquire), so classifying a message never waits behind answers. False
-// when the event was dropped because too much work is queued.
-func (a *Adapter) spawn(ctx context.Context, what string, fn func(ctx context.Context)) bool {
-	done, ok := a.begin()
-	if !ok {
-		a.log.Error("event dropped: adapter busy", "what", what, "queued", a.maxQueued)
-		return false
-	}
-	go func() {
-		defer done()
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.AnswerTimeout)
-		defer cancel()
-		fn(ctx)
-	}()
-	return true
-}
-
-// withSlot runs fn holding a slot of the semaphore for what.
-func (a *Adapter) withSlot(what string, fn func(ctx context.Context)) func(ctx context.Context) {
-	return func(ctx context.Context) {
-		sem := a.sem
-		if what == workClick {
-			sem = a.clickSem
-		}
-		release, ok := a.acquire(ctx, sem)
-		if !ok {
-			a.log.Error("event dropped: adapter busy", "what", what)
-			return
-		}
-		defer release()
-		fn(ctx)
-	}
-}
 
 func (a *Adapter) selfID() string {
 	a.mu.Lock()
@@ -458,21 +425,36 @@ func forbidden(err error) bool {
 	return ok && (e.status == http.StatusForbidden || e.code == codeMissingPermissions || e.code == codeMissingAccess)
 }
 
-// call runs one REST call, retrying a 429 after retry_after at most MaxRetries times so a
-// rate-limited burst cannot turn into a storm of retries (Discord bans IPs after 10,000
-// invalid requests in 10 minutes).
+// call runs one REST call, retrying a 429 after retry_after and a 5xx after a doubling
+// backoff, at most MaxRetries times so a rate-limited burst cannot turn into a storm of
+// retries (Discord bans IPs after 10,000 invalid requests in 10 minutes). Every failure is
+// counted.
 func (a *Adapter) call(ctx context.Context, what string, fn func(opts ...discordgo.RequestOption) error) error {
+	backoff := a.cfg.RetryDelay
 	for attempt := 0; ; attempt++ {
 		err := fn(discordgo.WithContext(ctx))
 		if err == nil {
 			return nil
 		}
+		var wait time.Duration
+		msg := "discord server error, retrying"
 		var rl *discordgo.RateLimitError
-		if !errors.As(err, &rl) || attempt >= a.cfg.MaxRetries {
+		if errors.As(err, &rl) {
+			msg = "discord rate limited, retrying"
+			a.core.PlatformError(Platform, http.StatusTooManyRequests)
+			wait = min(max(rl.RetryAfter, 100*time.Millisecond), 30*time.Second)
+		} else if e, ok := restError(err); ok {
+			a.core.PlatformError(Platform, e.status)
+			if e.status >= 500 {
+				wait, backoff = backoff, min(2*backoff, 30*time.Second)
+			}
+		} else if ctx.Err() == nil {
+			a.core.PlatformError(Platform, 0)
+		}
+		if wait == 0 || attempt >= a.cfg.MaxRetries {
 			return fmt.Errorf("%s: %w", what, err)
 		}
-		wait := min(max(rl.RetryAfter, 100*time.Millisecond), 30*time.Second)
-		a.log.Warn("discord rate limited, retrying", logStep, what, "retry_after", wait, "attempt", attempt+1)
+		a.log.Warn(msg, logStep, what, "retry_after", wait, "attempt", attempt+1)
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:

@@ -27,9 +27,38 @@ var fatalClose = map[int]string{
 var ErrBadToken = errors.New("discord: bad bot token")
 
 // Run checks the token, registers /ask, opens the gateway and answers events until ctx ends.
-// It reconnects (resuming the session when Discord allows) after a lost connection, and
-// returns an error naming the fix for a rejected token or intent.
+// It reconnects (resuming the session when Discord allows) after a lost connection, retries
+// a start-up that fails (Discord unreachable) with a doubling delay up to 2 minutes, and
+// returns an error naming the fix for a rejected token or intent. Health says how the
+// connection is.
 func (a *Adapter) Run(ctx context.Context) error {
+	delay := a.cfg.ReconnectDelay
+	for {
+		err := a.runOnce(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		a.link.Down(err.Error())
+		var fatal *fatalError
+		if errors.Is(err, ErrBadToken) || errors.As(err, &fatal) {
+			return err
+		}
+		a.log.Warn("discord unavailable; retrying", logErr, err, "delay", delay)
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+		delay = min(2*delay, 2*time.Minute)
+	}
+}
+
+// Health is "ok" or "degraded: " and why, for GET /health.
+func (a *Adapter) Health() string { return a.link.State() }
+
+func (a *Adapter) runOnce(ctx context.Context) error {
 	me, err := a.s.User("@me", discordgo.WithContext(ctx))
 	if err != nil {
 		if e, ok := restError(err); ok && e.status == http.StatusUnauthorized {
@@ -53,6 +82,7 @@ func (a *Adapter) Run(ctx context.Context) error {
 	if err := a.open(); err != nil {
 		return err
 	}
+	a.link.Up()
 	a.log.Info("discord gateway connected", "intents", a.s.Identify.Intents)
 	delay := a.cfg.ReconnectDelay
 	for {
@@ -68,6 +98,7 @@ func (a *Adapter) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			continue
 		}
+		a.link.Down("gateway connection lost; reconnecting")
 		a.log.Warn("discord gateway connection lost; reconnecting", "delay", delay)
 		for {
 			t := time.NewTimer(delay)
@@ -79,6 +110,7 @@ func (a *Adapter) Run(ctx context.Context) error {
 			}
 			err := a.open()
 			if err == nil || errors.Is(err, discordgo.ErrWSAlreadyOpen) {
+				a.link.Up()
 				a.log.Info("discord gateway reconnected")
 				delay = a.cfg.ReconnectDelay
 				break
@@ -144,7 +176,7 @@ var askCommand = &discordgo.ApplicationCommand{
 // DMs work without the command.
 func (a *Adapter) register(ctx context.Context) {
 	err := a.call(ctx, "register commands", func(opts ...discordgo.RequestOption) error {
-		_, err := a.s.ApplicationCommandBulkOverwrite(a.cfg.AppID, a.cfg.GuildID, []*discordgo.ApplicationCommand{askCommand}, opts...)
+		_, err := a.s.ApplicationCommandBulkOverwrite(a.cfg.AppID, a.cfg.GuildID, commands(), opts...) // hook (native, #14): commands()
 		return err
 	})
 	if err != nil {
@@ -175,19 +207,15 @@ func (a *Adapter) onGatewayEvent(_ *discordgo.Session, e *discordgo.Event) {
 			a.log.Warn("unparsable interaction", logErr, err)
 			return
 		}
-		// Acknowledge at once (within Discord's 3 s) on a goroutine of its own, then work
-		// under a slot: the gateway goroutine never waits for either.
-		a.spawn(ctx, workClick, func(ctx context.Context) {
-			if work, what := a.interaction(ctx, in, nil); work != nil {
-				a.withSlot(what, work)(ctx)
-			}
-		})
+		// Recorded and admitted here; the acknowledgement (a REST call) and the work run in
+		// the background: the gateway goroutine never waits for either.
+		a.interaction(ctx, in, e.RawData, time.Now(), nil)
 	case "MESSAGE_CREATE":
 		var m discordgo.Message
 		if err := json.Unmarshal(e.RawData, &m); err != nil {
 			a.log.Warn("unparsable message", logErr, err)
 			return
 		}
-		a.onMessage(ctx, &m)
+		a.onMessage(ctx, &m, e.RawData)
 	}
 }

@@ -102,8 +102,9 @@ func TestAskOverGateway(t *testing.T) {
 	if err := json.Unmarshal(puts[0].Raw, &cmds); err != nil {
 		t.Fatal(err)
 	}
-	if len(cmds) != 1 || cmds[0]["name"] != "ask" {
-		t.Fatalf("registered %s, want exactly /ask", puts[0].Raw)
+	// /ask, the message command (type 3) and /footnote docs|stats (native_test.go).
+	if len(cmds) != 3 || cmds[0]["name"] != "ask" || cmds[1]["name"] != aboutCommand.Name || num(cmds[1]["type"]) != 3 || cmds[2]["name"] != "footnote" {
+		t.Fatalf("registered %s, want /ask, the message command and /footnote", puts[0].Raw)
 	}
 	opt := cmds[0]["options"].([]any)[0].(map[string]any)
 	if opt["name"] != "question" || num(opt["type"]) != 3 || opt["required"] != true {
@@ -600,7 +601,8 @@ func TestPrivateRepliesAndUsage(t *testing.T) {
 // TestConcurrencyBounded: answers never block the gateway reader, and at most MaxConcurrent
 // questions are worked on at once.
 func TestConcurrencyBounded(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.MaxConcurrent = 1 })
+	h := newHarness(t)
+	h.core.slots = make(chan struct{}, 1)
 	release := make(chan struct{})
 	var mu sync.Mutex
 	running, peak := 0, 0

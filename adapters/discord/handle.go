@@ -15,7 +15,7 @@ import (
 
 // The behaviour below is shared by the gateway and the HTTP interactions endpoint: each
 // transport hands a decoded event to these functions, which acknowledge first and work in
-// the background (spawn).
+// the background through the core (intake.go).
 
 // deliverTimeout bounds posting a finished reply, even when answering used up the event's time.
 const deliverTimeout = 30 * time.Second
@@ -144,41 +144,6 @@ func ephemeral(private bool) discordgo.MessageFlags {
 // Custom ids of the feedback modal.
 const commentInputID = "comment"
 
-// interaction acknowledges an interaction and returns the work that follows (nil for none),
-// to be run under a slot of the semaphore for what. httpReply, when set, sends the
-// acknowledgement as the HTTP response body (HTTP interactions); otherwise it goes through
-// the REST callback endpoint (gateway). A nil response means the interaction is a duplicate
-// and gets none.
-func (a *Adapter) interaction(ctx context.Context, in *interaction, httpReply func(*discordgo.InteractionResponse)) (work func(context.Context), what string) {
-	if in.Type == discordgo.InteractionPing {
-		if httpReply != nil {
-			httpReply(&discordgo.InteractionResponse{Type: discordgo.InteractionResponsePong})
-		}
-		return nil, ""
-	}
-	if !a.core.Claim(ctx, "discord:interaction:"+in.ID) {
-		a.log.Info("duplicate interaction ignored", "interaction", in.ID)
-		if httpReply != nil {
-			httpReply(nil)
-		}
-		return nil, ""
-	}
-	resp, work, what := a.plan(ctx, in)
-	if httpReply != nil {
-		httpReply(resp)
-		return work, what
-	}
-	err := a.call(ctx, "interaction callback", func(opts ...discordgo.RequestOption) error {
-		return a.s.InteractionRespond(in.Interaction, resp, opts...)
-	})
-	if err != nil {
-		// The interaction token is spent or expired (3 s): nothing can be shown now.
-		a.logAPI(err, in.ChannelID, "interaction callback", "")
-		return nil, ""
-	}
-	return work, what
-}
-
 // plan decides an interaction's immediate response and the work that follows it.
 func (a *Adapter) plan(ctx context.Context, in *interaction) (*discordgo.InteractionResponse, func(context.Context), string) {
 	notice := func(text string) *discordgo.InteractionResponse {
@@ -188,6 +153,9 @@ func (a *Adapter) plan(ctx context.Context, in *interaction) (*discordgo.Interac
 	deferred := func(private bool) *discordgo.InteractionResponse {
 		return &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredChannelMessageWithSource,
 			Data: &discordgo.InteractionResponseData{Flags: ephemeral(private)}}
+	}
+	if resp, work, what, ok := a.planNative(ctx, in); ok { // hook (native, #14): message command, /footnote
+		return resp, work, what
 	}
 	switch in.Type {
 	case discordgo.InteractionApplicationCommand:
@@ -296,6 +264,16 @@ func modalValue(components []discordgo.MessageComponent, id string) string {
 // onAsk answers /ask after the deferred response: the original response becomes the answer,
 // and a thread started from it holds the follow-ups.
 func (a *Adapter) onAsk(ctx context.Context, in *interaction, question string, pol Policy) {
+	t := ticketFrom(ctx)
+	if t.Stale() {
+		if _, err := a.editOriginal(ctx, in, message{Content: bot.ApologyText}); err != nil {
+			a.logAPI(err, in.ChannelID, "edit response with apology", "")
+			t.Done(ctx, "undeliverable")
+			return
+		}
+		t.Done(ctx, "apology")
+		return
+	}
 	info := a.info(ctx, in)
 	req := bot.Request{Platform: Platform, Tenant: in.GuildID, Channel: in.ChannelID, User: in.user(),
 		Text: question, Private: pol.Private}
@@ -323,6 +301,7 @@ func (a *Adapter) onAsk(ctx context.Context, in *interaction, question string, p
 	a.log.Info("answered", logChannel, in.ChannelID, logKind, reply.Kind, logRequestID, reply.RequestID, "elapsed", reply.Elapsed)
 	if reply.Kind == bot.KindDuplicate {
 		a.deleteOriginal(ctx, in)
+		t.Done(ctx, "duplicate")
 		return
 	}
 	if reply.Private && !pol.Private {
@@ -330,14 +309,17 @@ func (a *Adapter) onAsk(ctx context.Context, in *interaction, question string, p
 		// response goes, and only the asker sees the reply.
 		a.deleteOriginal(ctx, in)
 		a.followups(ctx, in, render(reply), true)
+		t.Done(ctx, outcome(reply))
 		return
 	}
 	if pol.Private {
 		reply = withShare(reply)
 	}
 	if !a.respondAll(ctx, in, render(reply), pol.Private) {
+		t.Done(ctx, "undeliverable")
 		return
 	}
+	t.Done(ctx, outcome(reply))
 	if !startThread || reply.Kind != bot.KindAnswer && reply.Kind != bot.KindRefusal {
 		return
 	}
@@ -496,6 +478,9 @@ func (a *Adapter) onClick(ctx context.Context, in *interaction, act bot.Action, 
 	default:
 		a.respondAll(ctx, in, msgs, !public)
 	}
+	if r.Kind == bot.KindSource {
+		a.attach(ctx, in, r, !public || r.Private) // hook (native, #14): the cited page's picture
+	}
 }
 
 // Messages.
@@ -506,11 +491,12 @@ type question struct {
 	target                 string // where the answer is posted
 	replyTo                string // message the first part replies to, "" for none
 	user, text             string
+	messageID              string // the question's own message
 }
 
 // onMessage classifies a MESSAGE_CREATE on the gateway goroutine: cheap checks only, the
 // rest in the background.
-func (a *Adapter) onMessage(ctx context.Context, m *discordgo.Message) {
+func (a *Adapter) onMessage(ctx context.Context, m *discordgo.Message, raw []byte) {
 	self := a.selfID()
 	// Bots (footnote among them), webhooks and system messages are not questions; edits
 	// arrive as MESSAGE_UPDATE, which footnote does not handle.
@@ -524,15 +510,19 @@ func (a *Adapter) onMessage(ctx context.Context, m *discordgo.Message) {
 	if m.GuildID != "" && !mentioned && !a.cfg.FollowThreads {
 		return // without the Message Content intent such messages arrive empty
 	}
-	a.spawn(ctx, workQuestion, func(ctx context.Context) { a.message(ctx, m, mentioned) })
+	a.question(ctx, m, raw, mentioned)
 }
 
+// message classifies and answers a message; a message that turns out not to be a question
+// ends its ticket as ignored.
 func (a *Adapter) message(ctx context.Context, m *discordgo.Message, mentioned bool) {
-	q := question{guild: m.GuildID, user: m.Author.ID, text: m.Content}
+	defer ticketFrom(ctx).Done(ctx, "ignored")
+	q := question{guild: m.GuildID, user: m.Author.ID, text: m.Content, messageID: m.ID}
 	if m.GuildID == "" {
-		// In a DM every message is a question and the DM is one conversation.
-		q.channel, q.thread, q.target = m.ChannelID, m.ChannelID, m.ChannelID
-		a.ask(ctx, m.ID, q)
+		// In a DM every message is a question and the DM is one conversation. The answer
+		// replies to its question: after a busy spell or a restart it may come late.
+		q.channel, q.thread, q.target, q.replyTo = m.ChannelID, m.ChannelID, m.ChannelID, m.ID
+		a.answer(ctx, q)
 		return
 	}
 	info, err := a.channelInfo(ctx, m.ChannelID)
@@ -552,15 +542,12 @@ func (a *Adapter) message(ctx context.Context, m *discordgo.Message, mentioned b
 		if a.privateChannel(ctx, m, info.parent) {
 			return
 		}
-		a.ask(ctx, m.ID, q)
+		a.answer(ctx, q)
 	case info.threadable():
 		if !mentioned && a.policy(m.GuildID, m.ChannelID).RequireMention {
 			return
 		}
 		if a.privateChannel(ctx, m, m.ChannelID) {
-			return
-		}
-		if !a.core.Claim(ctx, "discord:msg:"+m.ID) {
 			return
 		}
 		q.channel = m.ChannelID
@@ -585,7 +572,7 @@ func (a *Adapter) message(ctx context.Context, m *discordgo.Message, mentioned b
 			return
 		}
 		q.channel, q.target, q.replyTo = m.ChannelID, m.ChannelID, m.ID
-		a.ask(ctx, m.ID, q)
+		a.answer(ctx, q)
 	}
 }
 
@@ -595,29 +582,28 @@ func (a *Adapter) privateChannel(ctx context.Context, m *discordgo.Message, chan
 	if !a.policy(m.GuildID, channel).Private {
 		return false
 	}
-	if a.core.Claim(ctx, "discord:msg:"+m.ID) {
-		_ = a.postAll(ctx, m.ChannelID, m.ID, []message{{Content: "In this channel I answer privately: use `/ask` and only you will see the answer."}})
+	t := ticketFrom(ctx)
+	if err := a.postAll(ctx, m.ChannelID, m.ID, []message{{Content: "In this channel I answer privately: use `/ask` and only you will see the answer."}}); err != nil {
+		a.logAPI(err, m.ChannelID, "post private-channel notice", "Send Messages")
+		a.giveUp(ctx, t, err)
+		return true
 	}
+	t.Done(ctx, "answered")
 	return true
-}
-
-// ask answers a message once.
-func (a *Adapter) ask(ctx context.Context, messageID string, q question) {
-	if !a.core.Claim(ctx, "discord:msg:"+messageID) {
-		a.log.Info("duplicate message ignored", "message", messageID)
-		return
-	}
-	a.answer(ctx, q)
 }
 
 // answer shows the typing indicator while the core answers, then posts the reply.
 func (a *Adapter) answer(ctx context.Context, q question) {
-	release, ok := a.acquire(ctx, a.sem)
-	if !ok {
-		a.log.Error("question dropped: adapter busy", logChannel, q.target)
+	t := ticketFrom(ctx)
+	if t.Stale() {
+		if err := a.postAll(ctx, q.target, q.replyTo, []message{{Content: bot.ApologyText}}); err != nil {
+			a.logAPI(err, q.target, "post apology", "Send Messages")
+			t.Done(ctx, "undeliverable")
+			return
+		}
+		t.Done(ctx, "apology")
 		return
 	}
-	defer release()
 	stop := a.typing(ctx, q.target)
 	reply := a.core.Ask(ctx, bot.Request{Platform: Platform, Tenant: q.guild, Channel: q.channel, Thread: q.thread,
 		User: q.user, Text: q.text}, nil)
@@ -625,13 +611,24 @@ func (a *Adapter) answer(ctx context.Context, q question) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deliverTimeout)
 	defer cancel()
 	if reply.Kind == bot.KindDuplicate {
+		t.Done(ctx, "duplicate")
 		return
 	}
 	a.log.Info("answered", logChannel, q.target, logKind, reply.Kind, logRequestID, reply.RequestID, "elapsed", reply.Elapsed)
-	err := a.postAll(ctx, q.target, q.replyTo, render(reply))
-	if err == nil {
+	if a.postedBefore(ctx, t, q) {
 		return
 	}
+	err := a.postAll(ctx, q.target, q.replyTo, render(reply))
+	if err == nil {
+		t.Done(ctx, outcome(reply))
+		return
+	}
+	if !forbidden(err) {
+		a.logAPI(err, q.target, "post answer", "", logRequestID, reply.RequestID)
+		a.giveUp(ctx, t, err)
+		return
+	}
+	t.Done(ctx, "undeliverable")
 	permission := "Send Messages"
 	if q.thread != "" && q.target == q.thread && q.guild != "" {
 		permission = "Send Messages in Threads"
@@ -643,16 +640,6 @@ func (a *Adapter) answer(ctx context.Context, q question) {
 		if err := a.postAll(ctx, q.channel, "", []message{{Content: "<@" + q.user + "> " + note}}); err != nil {
 			a.logAPI(err, q.channel, "post permission notice", "Send Messages")
 		}
-	}
-}
-
-// acquire takes a slot of sem, waiting until ctx ends.
-func (a *Adapter) acquire(ctx context.Context, sem chan struct{}) (func(), bool) {
-	select {
-	case sem <- struct{}{}:
-		return func() { <-sem }, true
-	case <-ctx.Done():
-		return nil, false
 	}
 }
 

@@ -87,9 +87,9 @@ func (a *Adapter) serveInteractions(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad interaction", http.StatusBadRequest)
 		return
 	}
-	// The response is written inside interaction, before the work is spawned, and flushed so
-	// Discord holds the deferred response before footnote edits it.
-	work, what := a.interaction(context.WithoutCancel(r.Context()), in, func(resp *discordgo.InteractionResponse) {
+	// The response is written inside interaction and flushed, so Discord holds the deferred
+	// response before footnote edits it.
+	a.interaction(context.WithoutCancel(r.Context()), in, body, time.Now(), func(resp *discordgo.InteractionResponse) {
 		if resp == nil {
 			w.WriteHeader(http.StatusNoContent)
 			return
@@ -106,7 +106,4 @@ func (a *Adapter) serveInteractions(w http.ResponseWriter, r *http.Request) {
 			f.Flush()
 		}
 	})
-	if work != nil {
-		a.spawn(r.Context(), what, a.withSlot(what, work))
-	}
 }

@@ -137,7 +137,12 @@ func replyEmbeds(r bot.Reply) []*discordgo.MessageEmbed {
 			if text == "" {
 				text = strings.TrimSpace(s.Excerpt)
 			}
-			parts := bot.SplitText(escapeMarkdown(text), maxEmbedDescription, nil)
+			body := escapeMarkdown(text)
+			if s.LineStart > 0 && s.Text != "" {
+				// Text, Markdown and code files: the cited line range, as written.
+				body = "```\n" + strings.ReplaceAll(text, "```", "``​`") + "\n```"
+			}
+			parts := bot.SplitText(body, maxEmbedDescription, nil)
 			if len(parts) == 0 {
 				parts = []string{"(no text)"}
 			}
@@ -145,6 +150,7 @@ func replyEmbeds(r bot.Reply) []*discordgo.MessageEmbed {
 				e := &discordgo.MessageEmbed{Type: discordgo.EmbedTypeRich, Description: part, Color: colorSources}
 				if i == 0 {
 					e.Title = truncate(fmt.Sprintf("[%d] %s", s.N, sourceTitle(s)), maxEmbedTitle)
+					e.URL = s.Link // the page picture, when footnote has a public URL
 				}
 				if i == len(parts)-1 {
 					e.Footer = &discordgo.MessageEmbedFooter{Text: truncate(sourceMeta(s), maxFooter)}

@@ -1,23 +1,42 @@
 // Package httpapi is footnote's JSON HTTP API: /health, /query, /retrieve, /compare,
 // /documents and /stats, described by the OpenAPI document it serves at /openapi.json.
-// It validates requests, calls the question pipeline and renders JSON; validation errors are
-// 4xx with a body naming the field.
+// It validates requests, passes questions through the bot core (rate limits, the shared
+// concurrency gate, the query log, metrics) and renders JSON; validation errors are 4xx with
+// a body naming the field, a full core is 429 with Retry-After.
 package httpapi
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/subtle"
 	_ "embed"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
+	"net"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/footnote-dev/footnote/bot"
 	"github.com/footnote-dev/footnote/rag"
 )
+
+// Core is the part of *bot.Bot the API calls, so API questions obey the same limits, gate,
+// query log and metrics as chat questions.
+type Core interface {
+	Query(ctx context.Context, req bot.Request, q rag.Question) (rag.Answer, error)
+	Within(ctx context.Context, platform string, fn func(ctx context.Context) error) error
+}
+
+// Platform is the bot.Request.Platform of API questions.
+const Platform = "http"
 
 // Asker answers a question (satisfied by *rag.Pipeline).
 type Asker interface {
@@ -40,9 +59,23 @@ type Config struct {
 	Asker     Asker
 	Retriever Retriever
 	Catalog   Catalog
-	// Health reports component status ("ok" or a short problem) by component name; nil
-	// reports only the API itself. Any value other than "ok" makes /health answer 503.
+	// Core passes questions through the bot core. Nil calls Asker and Retriever directly,
+	// without limits or query log (tests, tools).
+	Core Core
+	// Token, when set, is required as "Authorization: Bearer <token>" on every route but
+	// /health.
+	Token string
+	// Health reports component status ("ok" or "degraded: reason") by component name; nil
+	// reports only the API itself. /health answers 503 only when a component in Essential is
+	// not ok: otherwise footnote still answers, in a degraded way.
 	Health func(ctx context.Context) map[string]string
+	// Essential names the components without which nothing can be answered; nil means
+	// "store".
+	Essential []string
+	// MaxHistoryTurns and MaxHistoryBytes bound a request's history; zero means 20 turns and
+	// 64 KiB.
+	MaxHistoryTurns int
+	MaxHistoryBytes int
 	// Stats returns the document for GET /stats; nil answers 404.
 	Stats func(ctx context.Context) (any, error)
 	// OnAnswer is called after every /query (for the query log and metrics); may be nil.
@@ -76,6 +109,15 @@ func New(cfg Config) (*API, error) {
 	if cfg.MaxBody == 0 {
 		cfg.MaxBody = 1 << 20
 	}
+	if cfg.Essential == nil {
+		cfg.Essential = []string{"store"}
+	}
+	if cfg.MaxHistoryTurns == 0 {
+		cfg.MaxHistoryTurns = 20
+	}
+	if cfg.MaxHistoryBytes == 0 {
+		cfg.MaxHistoryBytes = 64 << 10
+	}
 	a := &API{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux()}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
@@ -98,6 +140,14 @@ func New(cfg Config) (*API, error) {
 func (a *API) route(method, path string, h http.HandlerFunc) {
 	a.paths = append(a.paths, path)
 	a.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+		id := requestID(r)
+		w.Header().Set("X-Request-ID", id)
+		r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
+		if path != "/health" && !a.authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="footnote"`)
+			writeError(w, http.StatusUnauthorized, Error{Code: "unauthorized", Message: "send Authorization: Bearer <FOOTNOTE_API_TOKEN>"})
+			return
+		}
 		if r.Method != method && !(method == "GET" && r.Method == "HEAD") {
 			w.Header().Set("Allow", method)
 			writeError(w, http.StatusMethodNotAllowed, Error{Code: "method_not_allowed", Message: "use " + method + " " + path})
@@ -113,6 +163,46 @@ func (a *API) Register(mux *http.ServeMux) {
 	for _, p := range a.paths {
 		mux.Handle(p, a.mux)
 	}
+}
+
+type requestIDKey struct{}
+
+// requestID is the client's X-Request-ID when it is a sane token, else a new one; it is
+// echoed in the response and follows the question through the logs.
+func requestID(r *http.Request) string {
+	if id := r.Header.Get("X-Request-ID"); id != "" && len(id) <= 64 && saneID.MatchString(id) {
+		return id
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "r-" + hex.EncodeToString(b[:])
+}
+
+var saneID = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+
+func idOf(r *http.Request) string {
+	id, _ := r.Context().Value(requestIDKey{}).(string)
+	return id
+}
+
+func (a *API) authorized(r *http.Request) bool {
+	if a.cfg.Token == "" {
+		return true
+	}
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(a.cfg.Token)) == 1
+}
+
+// Protect wraps h with the API's bearer token check (for /metrics on the API's address).
+func (a *API) Protect(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !a.authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="footnote"`)
+			writeError(w, http.StatusUnauthorized, Error{Code: "unauthorized", Message: "send Authorization: Bearer <FOOTNOTE_API_TOKEN>"})
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // ServeHTTP implements http.Handler.
@@ -138,7 +228,22 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, status int, e Error) {
+	e.Message = scrubPaths(e.Message)
 	writeJSON(w, status, errorBody{Error: e})
+}
+
+// pathLike matches absolute and home-relative file-system paths.
+var pathLike = regexp.MustCompile(`(?:~|\.{0,2})/[^\s"':;,]*[^\s"':;,.)]`)
+
+// scrubPaths keeps file-system paths (models folders, data directories) out of error bodies:
+// they tell a client about the server's layout and help it none.
+func scrubPaths(s string) string {
+	return pathLike.ReplaceAllStringFunc(s, func(m string) string {
+		if strings.Count(m, "/") < 2 && !strings.HasPrefix(m, "/") && !strings.HasPrefix(m, "~") {
+			return m // "a/b" in prose
+		}
+		return "[path]"
+	})
 }
 
 // QueryRequest is the body of POST /query, /retrieve and /compare.
@@ -158,7 +263,10 @@ const maxQuestion = 4000
 // decode reads and validates a request body; it writes the error itself and returns false.
 func (a *API) decode(w http.ResponseWriter, r *http.Request, needQuestion bool) (QueryRequest, bool) {
 	var q QueryRequest
-	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
+	// curl -d sends application/x-www-form-urlencoded whatever the body is: a JSON body
+	// under that type (or text/plain) is read as JSON, so `curl -d '{…}'` works as written.
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") &&
+		!strings.HasPrefix(ct, "application/x-www-form-urlencoded") && !strings.HasPrefix(ct, "text/plain") {
 		writeError(w, http.StatusUnsupportedMediaType, Error{Code: "unsupported_media_type", Message: "send application/json"})
 		return q, false
 	}
@@ -193,6 +301,20 @@ func (a *API) decode(w http.ResponseWriter, r *http.Request, needQuestion bool) 
 	case q.TopK < 0 || q.TopK > 50:
 		writeError(w, http.StatusBadRequest, Error{Code: "invalid", Field: "top_k", Message: "top_k must be between 1 and 50"})
 		return q, false
+	case len(q.History) > a.cfg.MaxHistoryTurns:
+		writeError(w, http.StatusBadRequest, Error{Code: "invalid", Field: "history", Message: fmt.Sprintf("history has %d turns; at most %d are allowed", len(q.History), a.cfg.MaxHistoryTurns)})
+		return q, false
+	}
+	n := 0
+	for _, t := range q.History {
+		n += len(t.Question) + len(t.Answer)
+		for _, s := range t.Sources {
+			n += len(s.Chunk.Text) + len(s.Excerpt)
+		}
+	}
+	if n > a.cfg.MaxHistoryBytes {
+		writeError(w, http.StatusBadRequest, Error{Code: "invalid", Field: "history", Message: fmt.Sprintf("history holds %d bytes of text; at most %d are allowed", n, a.cfg.MaxHistoryBytes)})
+		return q, false
 	}
 	return q, true
 }
@@ -211,7 +333,14 @@ func (q QueryRequest) question() rag.Question {
 // pipelineError maps pipeline errors to HTTP statuses; unknown errors are logged under a
 // reference id and answered generically.
 func (a *API) pipelineError(w http.ResponseWriter, r *http.Request, err error) {
+	var le *bot.LimitError
 	switch {
+	case errors.Is(err, bot.ErrBusy):
+		w.Header().Set("Retry-After", "60")
+		writeError(w, http.StatusTooManyRequests, Error{Code: "busy", Message: bot.BusyText})
+	case errors.As(err, &le):
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(le.Wait.Seconds()))))
+		writeError(w, http.StatusTooManyRequests, Error{Code: "rate_limited", Message: le.Error()})
 	case errors.Is(err, rag.ErrUnknownMethod):
 		writeError(w, http.StatusBadRequest, Error{Code: "invalid", Field: "method", Message: err.Error()})
 	case errors.Is(err, rag.ErrModelMissing):
@@ -221,8 +350,8 @@ func (a *API) pipelineError(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, context.Canceled):
 		writeError(w, 499, Error{Code: "canceled", Message: "request canceled"})
 	default:
-		ref := fmt.Sprintf("%x", time.Now().UnixNano())
-		a.log.Error("api request", "ref", ref, "path", r.URL.Path, "err", err)
+		ref := idOf(r)
+		a.log.Error("api request", "request_id", ref, "path", r.URL.Path, "err", err)
 		writeError(w, http.StatusInternalServerError, Error{Code: "internal", Message: "internal error; reference " + ref})
 	}
 }
@@ -239,10 +368,28 @@ func (a *API) health(w http.ResponseWriter, r *http.Request) {
 	code, overall := http.StatusOK, "ok"
 	for _, v := range status {
 		if v != "ok" {
-			code, overall = http.StatusServiceUnavailable, "degraded"
+			overall = "degraded"
 		}
 	}
+	for _, k := range a.cfg.Essential {
+		if v, ok := status[k]; ok && v != "ok" {
+			code, overall = http.StatusServiceUnavailable, "unavailable"
+		}
+	}
+	if code == http.StatusServiceUnavailable {
+		overall = "degraded"
+	}
 	writeJSON(w, code, map[string]any{"status": overall, "components": status})
+}
+
+// caller is the Request that identifies an API question to the core: the client address is
+// the "user" its rate limit applies to.
+func caller(r *http.Request) bot.Request {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return bot.Request{ID: idOf(r), Platform: Platform, User: "ip:" + host}
 }
 
 func (a *API) query(w http.ResponseWriter, r *http.Request) {
@@ -250,12 +397,18 @@ func (a *API) query(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), a.cfg.Timeout)
-	defer cancel()
 	q := req.question()
-	ans, err := a.cfg.Asker.Ask(ctx, q, nil)
-	if a.cfg.OnAnswer != nil {
-		a.cfg.OnAnswer(ctx, q, ans, err)
+	var ans rag.Answer
+	var err error
+	if a.cfg.Core != nil {
+		ans, err = a.cfg.Core.Query(r.Context(), caller(r), q)
+	} else {
+		ctx, cancel := context.WithTimeout(r.Context(), a.cfg.Timeout)
+		ans, err = a.cfg.Asker.Ask(ctx, q, nil)
+		cancel()
+		if a.cfg.OnAnswer != nil {
+			a.cfg.OnAnswer(r.Context(), q, ans, err)
+		}
 	}
 	if err != nil {
 		a.pipelineError(w, r, err)
@@ -267,14 +420,27 @@ func (a *API) query(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, ans)
 }
 
+// within runs heavy work under the core's gate when there is a core.
+func (a *API) within(r *http.Request, fn func(ctx context.Context) error) error {
+	if a.cfg.Core != nil {
+		return a.cfg.Core.Within(r.Context(), Platform, fn)
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), a.cfg.Timeout)
+	defer cancel()
+	return fn(ctx)
+}
+
 func (a *API) retrieve(w http.ResponseWriter, r *http.Request) {
 	req, ok := a.decode(w, r, true)
 	if !ok {
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), a.cfg.Timeout)
-	defer cancel()
-	res, err := a.cfg.Retriever.Retrieve(ctx, req.question())
+	var res rag.Retrieval
+	err := a.within(r, func(ctx context.Context) error {
+		var err error
+		res, err = a.cfg.Retriever.Retrieve(ctx, req.question())
+		return err
+	})
 	if err != nil && !errors.Is(err, rag.ErrNoEvidence) {
 		a.pipelineError(w, r, err)
 		return
@@ -289,14 +455,52 @@ func (a *API) retrieve(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// methodResolver is implemented by *rag.Pipeline: it names the methods it knows and
+// resolves aliases, so /compare can refuse running one method twice.
+type methodResolver interface {
+	Methods() []string
+	ResolveMethod(method string) (string, error)
+}
+
+// maxCompare bounds /compare when the retriever cannot say which methods it knows.
+const maxCompare = 8
+
 func (a *API) compare(w http.ResponseWriter, r *http.Request) {
 	req, ok := a.decode(w, r, true)
 	if !ok {
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), a.cfg.Timeout)
-	defer cancel()
-	res, err := a.cfg.Retriever.Compare(ctx, req.question(), req.Methods)
+	limit := maxCompare
+	mr, canResolve := a.cfg.Retriever.(methodResolver)
+	if canResolve {
+		limit = len(mr.Methods())
+	}
+	if len(req.Methods) > limit {
+		writeError(w, http.StatusBadRequest, Error{Code: "invalid", Field: "methods", Message: fmt.Sprintf("at most %d methods, one run each", limit)})
+		return
+	}
+	seen := map[string]bool{}
+	for _, m := range req.Methods {
+		name := m
+		if canResolve {
+			var err error
+			if name, err = mr.ResolveMethod(m); err != nil {
+				a.pipelineError(w, r, err)
+				return
+			}
+		}
+		if seen[name] {
+			writeError(w, http.StatusBadRequest, Error{Code: "invalid", Field: "methods", Message: fmt.Sprintf("method %q is listed twice: each method runs once", m)})
+			return
+		}
+		seen[name] = true
+	}
+	var res []rag.MethodResult
+	err := a.within(r, func(ctx context.Context) error {
+		var err error
+		res, err = a.cfg.Retriever.Compare(ctx, req.question(), req.Methods)
+		return err
+	})
 	if err != nil {
 		a.pipelineError(w, r, err)
 		return

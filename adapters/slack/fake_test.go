@@ -33,15 +33,80 @@ type fakeCore struct {
 
 	ask func(ctx context.Context, req bot.Request, onDelta func(string)) bot.Reply
 	act func(ctx context.Context, c bot.Click) bot.Reply
+
+	// Delivery side, standing in for the core's gate and lifecycle.
+	full      atomic.Bool       // Go turns everything away
+	slots     chan struct{}     // when set, bounds Ask like the core's MaxConcurrent
+	accepted  map[string]string // key → "answering" or the outcome Done gave
+	resumer   bot.Resumer
+	apiErrors map[int]int
 }
 
 var _ Core = (*fakeCore)(nil)
 
 func newFakeCore() *fakeCore {
-	return &fakeCore{claimed: map[string]bool{}, following: map[string]bool{}, docs: 3}
+	return &fakeCore{claimed: map[string]bool{}, following: map[string]bool{}, docs: 3,
+		accepted: map[string]string{}, apiErrors: map[int]int{}}
+}
+
+func (f *fakeCore) Accept(_ context.Context, platform, key string, payload []byte, _ time.Time) (*bot.Ticket, bot.Verdict) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.accepted[key]; ok {
+		return nil, bot.Duplicate
+	}
+	f.accepted[key] = "answering"
+	return bot.NewTicket(key, payload, "", func(outcome string) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.accepted[key] = outcome
+	}), bot.Fresh
+}
+
+// outcomes lists the outcome of every accepted question by key.
+func (f *fakeCore) outcomes() map[string]string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]string{}
+	for k, v := range f.accepted {
+		out[k] = v
+	}
+	return out
+}
+
+func (f *fakeCore) Go(ctx context.Context, _ string, _ bot.Work, fn func(context.Context)) bool {
+	if f.full.Load() {
+		return false
+	}
+	go fn(context.WithoutCancel(ctx))
+	return true
+}
+
+func (f *fakeCore) Notify(ctx context.Context, _ string, fn func(context.Context)) bool {
+	go fn(context.WithoutCancel(ctx))
+	return true
+}
+
+func (f *fakeCore) OnResume(_ string, fn bot.Resumer) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.resumer = fn
+}
+
+func (f *fakeCore) PlatformError(_ string, status int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.apiErrors[status]++
 }
 
 func (f *fakeCore) Ask(ctx context.Context, req bot.Request, onDelta func(string)) bot.Reply {
+	f.mu.Lock()
+	slots := f.slots
+	f.mu.Unlock()
+	if slots != nil {
+		slots <- struct{}{}
+		defer func() { <-slots }()
+	}
 	f.mu.Lock()
 	f.asks = append(f.asks, req)
 	if req.Thread != "" {
@@ -244,10 +309,12 @@ type fakeSlack struct {
 	mu        sync.Mutex
 	calls     []apiCall
 	ts        int
-	limited   map[string]int  // method → 429 answers still to give
-	outside   map[string]bool // channels footnote is not a member of
-	envelopes chan string     // sent to the socket mode client
-	acks      chan ack        // envelope ids the client acknowledged
+	limited   map[string]int    // method → 429 answers still to give
+	failing   map[string]int    // method → 500 answers still to give
+	erroring  map[string]string // method → Slack error it answers with (native_test.go)
+	outside   map[string]bool   // channels footnote is not a member of
+	envelopes chan string       // sent to the socket mode client
+	acks      chan ack          // envelope ids the client acknowledged
 	conns     atomic.Int32
 }
 
@@ -258,9 +325,9 @@ type ack struct {
 
 func newFakeSlack(t *testing.T) *fakeSlack {
 	t.Helper()
-	f := &fakeSlack{limited: map[string]int{}, outside: map[string]bool{}, envelopes: make(chan string, 16), acks: make(chan ack, 16)}
+	f := &fakeSlack{limited: map[string]int{}, failing: map[string]int{}, erroring: map[string]string{}, outside: map[string]bool{}, envelopes: make(chan string, 16), acks: make(chan ack, 16)}
 	f.srv = slacktest.NewTestServer(func(c slacktest.Customize) {
-		for _, m := range []string{"chat.postMessage", "chat.update", "chat.postEphemeral", "chat.delete", "views.open", "respond"} {
+		for _, m := range append([]string{"chat.postMessage", "chat.update", "chat.postEphemeral", "chat.delete", "views.open", "respond"}, nativeMethods...) {
 			c.Handle("/"+m, f.record(m))
 		}
 		c.Handle("/ws", slacktest.Websocket(f.socket))
@@ -289,11 +356,25 @@ func (f *fakeSlack) record(method string) http.HandlerFunc {
 			w.WriteHeader(http.StatusTooManyRequests)
 			return
 		}
+		if f.failing[method] > 0 {
+			f.failing[method]--
+			f.calls = append(f.calls, apiCall{Method: method + " (500)", Form: c.Form, Seq: c.Seq})
+			f.mu.Unlock()
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
 		if f.outside[c.Form.Get("channel")] {
 			f.calls = append(f.calls, apiCall{Method: method + " (not_in_channel)", Form: c.Form, Seq: c.Seq})
 			f.mu.Unlock()
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprint(w, `{"ok":false,"error":"not_in_channel"}`)
+			return
+		}
+		if e := f.erroring[method]; e != "" {
+			f.calls = append(f.calls, apiCall{Method: method + " (" + e + ")", Form: c.Form, JSON: c.JSON, Seq: c.Seq})
+			f.mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"ok":false,"error":%q}`, e)
 			return
 		}
 		f.ts++
@@ -312,7 +393,7 @@ func (f *fakeSlack) record(method string) http.HandlerFunc {
 		case "views.open":
 			fmt.Fprint(w, `{"ok":true,"view":{"id":"V1","type":"modal"}}`)
 		default:
-			fmt.Fprint(w, `{"ok":true}`)
+			fmt.Fprint(w, f.nativeResponse(method, c, ts, body))
 		}
 	}
 }

@@ -3,7 +3,9 @@ package slack
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -14,8 +16,9 @@ import (
 	"github.com/footnote-dev/footnote/bot"
 )
 
-// The behaviour below is shared by Socket Mode and HTTP mode: each transport acknowledges the
-// delivery first and then calls these in the background (spawn).
+// The behaviour below is shared by Socket Mode and HTTP mode: onEvent classifies a delivery
+// before it is acknowledged (it must stay quick), and questions are worked on in the
+// background through the core (intake.go).
 
 // question is one human message footnote answers.
 type question struct {
@@ -27,6 +30,9 @@ type question struct {
 
 // onEvent handles an Events API callback.
 func (a *Adapter) onEvent(ctx context.Context, ev slackevents.EventsAPIEvent) {
+	if a.onNativeEvent(ctx, ev) { // hook (native, #14): assistant threads, App Home
+		return
+	}
 	eventID := ""
 	if cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent); ok {
 		eventID = cb.EventID
@@ -80,54 +86,109 @@ func humanMessage(e *slackevents.MessageEvent) bool {
 	}
 }
 
-// ask answers a message in its thread, once.
+// ask records a message as a question and has it answered in its thread, once. A message
+// that mentions footnote arrives twice, as app_mention and as message, with different event
+// ids: the message's own ts is the key, so either delivery (or a redelivery) finds it.
 func (a *Adapter) ask(ctx context.Context, q question) {
-	if q.eventID != "" && !a.core.Claim(ctx, "slack:event:"+q.eventID) {
-		a.log.Info("duplicate event ignored", logEventID, q.eventID)
-		return
+	p := pending{Kind: kindMessage, Team: q.team, Channel: q.channel, User: q.user, Text: q.text, TS: q.ts, Thread: q.thread}
+	if t := a.accept(ctx, "slack:msg:"+q.channel+":"+q.ts, p); t != nil {
+		a.busyInThread(ctx, t, p)
 	}
-	// A message that mentions footnote arrives twice, as app_mention and as message, with
-	// different event ids: the message's own ts decides which one answers.
-	if !a.core.Claim(ctx, "slack:msg:"+q.channel+":"+q.ts) {
-		return
-	}
-	req := bot.Request{Platform: Platform, Tenant: q.team, Channel: q.channel, Thread: q.thread, User: q.user, Text: q.text}
-	a.answer(ctx, q.channel, q.thread, req)
 }
 
-// deliverTimeout bounds posting a finished reply.
-const deliverTimeout = 30 * time.Second
+// command records /ask and has it answered; when the core has no room it returns the
+// acknowledgement body that tells the asker so.
+func (a *Adapter) command(ctx context.Context, cmd slack.SlashCommand) any {
+	key := "slack:cmd:" + cmd.TriggerID
+	if cmd.TriggerID == "" {
+		key = "slack:cmd:" + cmd.ChannelID + ":" + cmd.UserID + ":" + strconv.FormatInt(receivedAt(ctx).UnixNano(), 10)
+	}
+	p := pending{Kind: kindCommand, Team: cmd.TeamID, Channel: cmd.ChannelID, User: cmd.UserID,
+		Text: strings.TrimSpace(cmd.Text), ResponseURL: cmd.ResponseURL}
+	t := a.accept(ctx, key, p)
+	if t == nil {
+		return nil
+	}
+	t.Done(ctx, "busy")
+	return busyCommand()
+}
 
-// onCommand handles /ask.
-func (a *Adapter) onCommand(ctx context.Context, cmd slack.SlashCommand) {
-	if cmd.TriggerID != "" && !a.core.Claim(ctx, "slack:cmd:"+cmd.TriggerID) {
+// onCommand answers /ask: the question is posted for everyone to see and answered in its
+// thread. A resumed command reuses the question message its first attempt posted.
+func (a *Adapter) onCommand(ctx context.Context, t *bot.Ticket, p pending) {
+	req := bot.Request{Platform: Platform, Tenant: p.Team, Channel: p.Channel, User: p.User, Text: p.Text}
+	if t.Stale() {
+		a.apologize(ctx, t, p)
 		return
 	}
-	text := strings.TrimSpace(cmd.Text)
-	req := bot.Request{Platform: Platform, Tenant: cmd.TeamID, Channel: cmd.ChannelID, User: cmd.UserID, Text: text}
-	if text == "" {
-		a.sendEphemeral(ctx, cmd.ChannelID, cmd.UserID, "", a.core.Ask(ctx, req, nil))
-		return
-	}
-	if a.policy(cmd.TeamID, cmd.ChannelID).Private {
-		req.Private = true
-		a.sendEphemeral(ctx, cmd.ChannelID, cmd.UserID, "", withShare(a.core.Ask(ctx, req, nil)))
-		return
-	}
-	qts, err := a.post(ctx, cmd.ChannelID, "", askedMessage(cmd.UserID, text))
-	if err != nil {
-		a.logAPI(err, cmd.ChannelID, "step", "post question")
-		// footnote is probably not a member of the channel (not_in_channel): answer the asker
-		// alone, through response_url when even an ephemeral message is refused.
-		req.Private = true
-		r := withShare(a.core.Ask(ctx, req, nil))
-		if !a.sendEphemeral(ctx, cmd.ChannelID, cmd.UserID, "", r) && cmd.ResponseURL != "" {
-			a.respond(ctx, cmd.ResponseURL, r)
+	private := func(r bot.Reply) {
+		if a.sendEphemeral(ctx, p.Channel, p.User, "", r) {
+			t.Done(ctx, outcome(r))
+			return
 		}
+		if p.ResponseURL != "" && a.respond(ctx, p.ResponseURL, r) {
+			t.Done(ctx, outcome(r))
+			return
+		}
+		t.Done(ctx, "undeliverable")
+	}
+	if p.Text == "" {
+		private(a.core.Ask(ctx, req, nil))
 		return
+	}
+	if a.policy(p.Team, p.Channel).Private {
+		req.Private = true
+		private(withShare(a.core.Ask(ctx, req, nil)))
+		return
+	}
+	qts, _ := splitRef(t.Placeholder())
+	if qts == "" {
+		var err error
+		qts, err = a.post(ctx, p.Channel, "", askedMessage(p.User, p.Text))
+		if err != nil {
+			a.logAPI(err, p.Channel, "step", "post question")
+			if transient(err) {
+				a.giveUp(ctx, t, err)
+				return
+			}
+			// footnote is probably not a member of the channel (not_in_channel): answer the
+			// asker alone, through response_url when even an ephemeral message is refused.
+			req.Private = true
+			private(withShare(a.core.Ask(ctx, req, nil)))
+			return
+		}
+		t.Save(ctx, qts+" ")
 	}
 	req.Thread = qts
-	a.answer(ctx, cmd.ChannelID, qts, req)
+	a.answer(ctx, t, p.Channel, qts, req, qts+" ")
+}
+
+// apologize ends a question too old to answer after a restart with ApologyText, in its
+// placeholder when it has one.
+func (a *Adapter) apologize(ctx context.Context, t *bot.Ticket, p pending) {
+	ref := t.Placeholder()
+	thread, pts := p.Thread, ref
+	if p.Kind == kindCommand {
+		thread, pts = splitRef(ref)
+	}
+	m := textMessage(bot.ApologyText, bot.ApologyText)
+	var err error
+	switch {
+	case pts != "":
+		err = a.update(ctx, p.Channel, pts, m)
+	case thread != "":
+		_, err = a.post(ctx, p.Channel, thread, m)
+	default:
+		if !a.sendEphemeral(ctx, p.Channel, p.User, "", bot.Reply{Kind: bot.KindNotice, Paragraphs: []string{bot.ApologyText}}) {
+			err = errors.New("ephemeral apology refused")
+		}
+	}
+	if err != nil {
+		a.logAPI(err, p.Channel, "step", "post apology")
+		t.Done(ctx, "undeliverable")
+		return
+	}
+	t.Done(ctx, "apology")
 }
 
 // withShare makes sure a private answer offers Share with channel.
@@ -150,12 +211,37 @@ func askedMessage(user, text string) message {
 	return textMessage(truncate(body, maxSectionText), truncate(text, maxMessageText))
 }
 
-// answer posts a placeholder in the thread, streams the answer into it and replaces it with
-// the rendered reply (further messages follow in the thread when the answer is long).
-func (a *Adapter) answer(ctx context.Context, channel, thread string, req bot.Request) {
-	pts, err := a.post(ctx, channel, thread, a.placeholder(ctx))
-	if err != nil {
-		a.logAPI(err, channel, "step", "post placeholder")
+// answer posts a placeholder in the thread (or reuses the one a previous attempt saved under
+// prefix), streams the answer into it and replaces it with the rendered reply (further
+// messages follow in the thread when the answer is long). It ends the ticket.
+func (a *Adapter) answer(ctx context.Context, t *bot.Ticket, channel, thread string, req bot.Request, prefix string) {
+	// hook (native, #14): assistant threads stream natively, private channels answer
+	// ephemerally. A resumed attempt with a saved placeholder takes the path below, which
+	// updates it instead of posting again.
+	if t.Placeholder() == "" && !t.Stale() {
+		if result, ok := a.answerNative(ctx, t, channel, thread, req, prefix); ok {
+			t.Done(ctx, result)
+			return
+		}
+	}
+	pts := strings.TrimPrefix(t.Placeholder(), prefix)
+	if pts == "" {
+		var err error
+		pts, err = a.post(ctx, channel, thread, a.placeholder(ctx))
+		if err != nil {
+			a.logAPI(err, channel, "step", "post placeholder", "key", t.Key())
+			a.giveUp(ctx, t, err)
+			return
+		}
+		t.Save(ctx, prefix+pts)
+	}
+	if t.Stale() {
+		if err := a.update(ctx, channel, pts, textMessage(bot.ApologyText, bot.ApologyText)); err != nil {
+			a.logAPI(err, channel, "step", "post apology", "key", t.Key())
+			t.Done(ctx, "undeliverable")
+			return
+		}
+		t.Done(ctx, "apology")
 		return
 	}
 	s := a.stream(ctx, channel, pts)
@@ -163,10 +249,11 @@ func (a *Adapter) answer(ctx context.Context, channel, thread string, req bot.Re
 	s.stop()
 	// Deliver the reply even when answering used up the event's time (an error reply about
 	// a timeout still has to reach the thread).
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deliverTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bot.DeliverTimeout)
 	defer cancel()
 	if reply.Kind == bot.KindDuplicate {
 		a.deleteMessage(ctx, channel, pts)
+		t.Done(ctx, "duplicate")
 		return
 	}
 	a.log.Info("answered", logChannel, channel, logKind, reply.Kind, "request_id", reply.RequestID, "elapsed", reply.Elapsed)
@@ -174,16 +261,25 @@ func (a *Adapter) answer(ctx context.Context, channel, thread string, req bot.Re
 		// The core made the reply private (usage help, a private channel): only the asker
 		// sees it, and the placeholder goes.
 		a.deleteMessage(ctx, channel, pts)
-		a.sendEphemeral(ctx, channel, req.User, thread, withShare(reply))
+		if a.sendEphemeral(ctx, channel, req.User, thread, withShare(reply)) {
+			t.Done(ctx, outcome(reply))
+		} else {
+			t.Done(ctx, "undeliverable")
+		}
 		return
 	}
 	msgs := render(reply)
 	if err := a.update(ctx, channel, pts, msgs[0]); err != nil {
-		a.logAPI(err, channel, "step", "update placeholder", "request_id", reply.RequestID)
+		a.logAPI(err, channel, "step", "update placeholder", "request_id", reply.RequestID, "key", t.Key())
 		// Say so where the placeholder is rather than leave "Searching…" forever.
-		_ = a.update(ctx, channel, pts, textMessage("Sorry, I could not display this answer.", "footnote"))
+		if a.update(ctx, channel, pts, textMessage("Sorry, I could not display this answer.", "footnote")) == nil {
+			t.Done(ctx, "failed")
+			return
+		}
+		a.giveUp(ctx, t, err)
 		return
 	}
+	t.Done(ctx, outcome(reply))
 	for _, m := range msgs[1:] {
 		if _, err := a.post(ctx, channel, thread, m); err != nil {
 			a.logAPI(err, channel, "step", "post continuation", "request_id", reply.RequestID)
@@ -217,8 +313,8 @@ func (a *Adapter) sendEphemeral(ctx context.Context, channel, user, thread strin
 }
 
 // respond answers a slash command through its response_url (5 uses in 30 minutes), which
-// works in channels footnote is not a member of.
-func (a *Adapter) respond(ctx context.Context, responseURL string, r bot.Reply) {
+// works in channels footnote is not a member of; false when it failed.
+func (a *Adapter) respond(ctx context.Context, responseURL string, r bot.Reply) bool {
 	for _, m := range render(r) {
 		err := a.retry(ctx, "response_url", func() error {
 			_, _, err := a.api.PostMessageContext(ctx, "", slack.MsgOptionResponseURL(responseURL, slack.ResponseTypeEphemeral),
@@ -227,9 +323,10 @@ func (a *Adapter) respond(ctx context.Context, responseURL string, r bot.Reply) 
 		})
 		if err != nil {
 			a.log.Error("slack response_url", "request_id", r.RequestID, logErr, err)
-			return
+			return false
 		}
 	}
+	return true
 }
 
 // streamer shows the answer as it is generated, with at most one chat.update per
@@ -329,6 +426,9 @@ func interactionTarget(cb slack.InteractionCallback) target {
 
 // onInteraction handles button clicks and the feedback modal's submission.
 func (a *Adapter) onInteraction(ctx context.Context, cb slack.InteractionCallback) {
+	if a.onNativeInteraction(ctx, cb) { // hook (native, #14): message shortcut and its modal
+		return
+	}
 	switch cb.Type {
 	case slack.InteractionTypeBlockActions:
 		t := interactionTarget(cb)
@@ -407,6 +507,7 @@ func (a *Adapter) click(ctx context.Context, t target, c bot.Click) {
 				return
 			}
 		}
+		a.upload(ctx, t, r) // hook (native, #14): the cited page's picture
 	}
 }
 

@@ -137,9 +137,10 @@ func (a *Adapter) serveEvents(w http.ResponseWriter, r *http.Request) {
 		if n := r.Header.Get("X-Slack-Retry-Num"); n != "" {
 			a.log.Info("slack retried an event", "retry_num", n, "retry_reason", r.Header.Get("X-Slack-Retry-Reason"))
 		}
-		// Acknowledge first: Slack wants a 2xx within 3 s and retries otherwise.
+		// Classify and record the question before acknowledging (Slack wants a 2xx within
+		// 3 s and retries otherwise): the answer itself is worked on in the background.
+		a.onEvent(withReceived(r.Context(), time.Now()), ev)
 		w.WriteHeader(http.StatusOK)
-		a.spawn(r.Context(), workEvent, func(ctx context.Context) { a.onEvent(ctx, ev) })
 	default:
 		// app_rate_limited and other outer events need no answer but a 200.
 		a.log.Info("slack outer event", "type", ev.Type)
@@ -160,9 +161,14 @@ func (a *Adapter) serveCommands(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// An empty 200 acknowledges the command without a visible response; the answer follows
-	// through the Web API (response_url allows only 5 uses in 30 minutes).
+	// through the Web API (response_url allows only 5 uses in 30 minutes). When the core has
+	// no room, the acknowledgement itself carries the busy notice.
+	if busy := a.command(withReceived(r.Context(), time.Now()), cmd); busy != nil {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(busy)
+		return
+	}
 	w.WriteHeader(http.StatusOK)
-	a.spawn(r.Context(), workCommand, func(ctx context.Context) { a.onCommand(ctx, cmd) })
 }
 
 func (a *Adapter) serveInteractions(w http.ResponseWriter, r *http.Request) {
@@ -183,5 +189,6 @@ func (a *Adapter) serveInteractions(w http.ResponseWriter, r *http.Request) {
 	}
 	// An empty 200 also closes a submitted modal.
 	w.WriteHeader(http.StatusOK)
-	a.spawn(r.Context(), workInteraction, func(ctx context.Context) { a.onInteraction(ctx, cb) })
+	t := interactionTarget(cb)
+	a.background(r.Context(), t.channel, t.user, t.thread, func(ctx context.Context) { a.onInteraction(ctx, cb) })
 }

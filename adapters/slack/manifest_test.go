@@ -17,7 +17,15 @@ import (
 
 type manifest struct {
 	Features struct {
+		Shortcuts []struct {
+			Type       string `yaml:"type"`
+			CallbackID string `yaml:"callback_id"`
+		} `yaml:"shortcuts"`
+		Assistant struct {
+			Description string `yaml:"assistant_description"`
+		} `yaml:"assistant_view"`
 		AppHome struct {
+			HomeTab             bool `yaml:"home_tab_enabled"`
 			MessagesTab         bool `yaml:"messages_tab_enabled"`
 			MessagesTabReadOnly bool `yaml:"messages_tab_read_only_enabled"`
 		} `yaml:"app_home"`
@@ -53,9 +61,14 @@ func TestManifests(t *testing.T) {
 		"message.channels": "channels:history",
 		"message.groups":   "groups:history",
 		"message.im":       "im:history",
+		// The AI-app side panel (native.go).
+		"assistant_thread_started":         "assistant:write",
+		"assistant_thread_context_changed": "assistant:write",
+		"app_home_opened":                  "",
 	}
 	// chat:write for chat.postMessage/update/postEphemeral/delete, commands for /ask.
-	wantScopes := []string{"app_mentions:read", "channels:history", "chat:write", "commands", "groups:history", "im:history"}
+	// assistant:write for assistant.threads.*, files:write for files.uploadV2 (Show source's page).
+	wantScopes := []string{"app_mentions:read", "assistant:write", "channels:history", "chat:write", "commands", "files:write", "groups:history", "im:history"}
 	for _, tt := range []struct {
 		file   string
 		socket bool
@@ -74,13 +87,19 @@ func TestManifests(t *testing.T) {
 				t.Errorf("bot scopes (-want +got):\n%s", diff)
 			}
 			events := slices.Sorted(slices.Values(m.Settings.Events.BotEvents))
-			if diff := cmp.Diff([]string{"app_mention", "message.channels", "message.groups", "message.im"}, events); diff != "" {
+			if diff := cmp.Diff([]string{"app_home_opened", "app_mention", "assistant_thread_context_changed", "assistant_thread_started", "message.channels", "message.groups", "message.im"}, events); diff != "" {
 				t.Errorf("bot events (-want +got):\n%s", diff)
 			}
 			for _, e := range events {
-				if !slices.Contains(scopes, eventScope[e]) {
+				if eventScope[e] != "" && !slices.Contains(scopes, eventScope[e]) {
 					t.Errorf("event %s needs scope %s", e, eventScope[e])
 				}
+			}
+			if len(m.Features.Shortcuts) != 1 || m.Features.Shortcuts[0].Type != "message" || m.Features.Shortcuts[0].CallbackID != askMessageCallbackID {
+				t.Errorf("shortcuts %+v, want the message shortcut with callback_id %s", m.Features.Shortcuts, askMessageCallbackID)
+			}
+			if !m.Features.AppHome.HomeTab || m.Features.Assistant.Description == "" {
+				t.Error("App Home and the assistant view must be enabled")
 			}
 			if len(m.Features.SlashCommands) != 1 || m.Features.SlashCommands[0].Command != "/ask" {
 				t.Errorf("slash commands %+v, want /ask", m.Features.SlashCommands)

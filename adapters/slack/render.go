@@ -107,7 +107,12 @@ func replyBody(r bot.Reply) string {
 			if text == "" {
 				text = s.Excerpt
 			}
-			if text = strings.TrimSpace(text); text != "" {
+			switch text = strings.TrimSpace(text); {
+			case text == "":
+			case s.LineStart > 0 && s.Text != "":
+				// Text, Markdown and code files: the cited line range, as written.
+				parts = append(parts, "```\n"+escapeText(strings.ReplaceAll(text, "```", "``​`"))+"\n```")
+			default:
 				// Chunk text is not Markdown written for display: show it verbatim.
 				parts = append(parts, escapeText(text))
 			}
@@ -204,6 +209,9 @@ func sourceLine(s bot.Source) string {
 		}
 	}
 	parts = append(parts, "relevance "+strconv.FormatFloat(s.Score, 'f', 2, 64))
+	if s.Link != "" && !strings.ContainsAny(s.Link, "<>|") {
+		parts = append(parts, "<"+s.Link+"|page image>")
+	}
 	return truncate(strings.Join(parts, " · "), maxSectionText)
 }
 

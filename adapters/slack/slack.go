@@ -33,6 +33,18 @@ type Core interface {
 	Claim(ctx context.Context, key string) bool
 	// Documents is the number of documents searched, for "Searching 12 papers…".
 	Documents(ctx context.Context) int
+
+	// Accept records a question before its delivery is acknowledged (bot.Bot.Accept).
+	Accept(ctx context.Context, platform, key string, payload []byte, received time.Time) (*bot.Ticket, bot.Verdict)
+	// Go runs work in the background when the core has room; false means show the busy
+	// notice (bot.Bot.Go).
+	Go(ctx context.Context, platform string, w bot.Work, fn func(ctx context.Context)) bool
+	// Notify posts a short notice under a small bound of its own (bot.Bot.Notify).
+	Notify(ctx context.Context, platform string, fn func(ctx context.Context)) bool
+	// OnResume registers how unfinished questions are answered after a restart.
+	OnResume(platform string, fn bot.Resumer)
+	// PlatformError counts a failed Web API call by HTTP status.
+	PlatformError(platform string, status int)
 }
 
 // Platform is the bot.Request.Platform of Slack requests.
@@ -76,11 +88,17 @@ type Config struct {
 	UpdateInterval time.Duration
 	// AnswerTimeout bounds the work on one event after it was acknowledged. Zero means 3 minutes.
 	AnswerTimeout time.Duration
-	// MaxConcurrent bounds events worked on at once. Zero means 8.
-	MaxConcurrent int
-	// MaxRetries is how often a rate-limited (429) Web API call is retried after Retry-After.
-	// Zero means 3; negative disables retries.
+	// Native configures the AI-app surface: shortcut, assistant threads, streaming, App
+	// Home (native.go).
+	Native NativeConfig
+	// MaxRetries is how often a Web API call answered 429 (after Retry-After) or 5xx (after
+	// a doubling backoff from RetryDelay) is retried. Zero means 3; negative disables retries.
 	MaxRetries int
+	// RetryDelay is the first wait before retrying a 5xx. Zero means 1s.
+	RetryDelay time.Duration
+	// ReconnectDelay is the first wait before opening Socket Mode again after it failed; it
+	// doubles up to 2 minutes. Zero means 1s.
+	ReconnectDelay time.Duration
 }
 
 // LogValue keeps the tokens and the signing secret out of logs.
@@ -99,7 +117,6 @@ func (c Config) LogValue() slog.Value {
 		slog.Bool("socket_mode", c.AppToken != ""),
 		slog.Duration("update_interval", c.UpdateInterval),
 		slog.Duration("answer_timeout", c.AnswerTimeout),
-		slog.Int("max_concurrent", c.MaxConcurrent),
 	)
 }
 
@@ -135,9 +152,8 @@ type Adapter struct {
 	core Core
 	log  *slog.Logger
 	now  func() time.Time
-	sem  chan struct{}
-	// clickSem bounds interactions separately from questions.
-	clickSem chan struct{}
+
+	link bot.Link // Socket Mode connection, for /health
 
 	mu       sync.Mutex
 	inflight int
@@ -167,11 +183,14 @@ func New(cfg Config) (*Adapter, error) {
 	if cfg.AnswerTimeout == 0 {
 		cfg.AnswerTimeout = 3 * time.Minute
 	}
-	if cfg.MaxConcurrent <= 0 {
-		cfg.MaxConcurrent = 8
-	}
 	if cfg.MaxRetries == 0 {
 		cfg.MaxRetries = 3
+	}
+	if cfg.RetryDelay <= 0 {
+		cfg.RetryDelay = time.Second
+	}
+	if cfg.ReconnectDelay <= 0 {
+		cfg.ReconnectDelay = time.Second
 	}
 	log := cfg.Logger.With("component", "slack")
 	opts := []slack.Option{
@@ -194,17 +213,15 @@ func New(cfg Config) (*Adapter, error) {
 	if cfg.AppToken != "" {
 		opts = append(opts, slack.OptionAppLevelToken(cfg.AppToken))
 	}
-	return &Adapter{
+	a := &Adapter{
 		cfg:  cfg,
 		api:  slack.New(cfg.BotToken, opts...),
 		core: cfg.Core,
 		log:  log,
 		now:  cfg.Now,
-		sem:  make(chan struct{}, cfg.MaxConcurrent),
-		// Clicks are quick (no pipeline) and the 👎 modal must open within the trigger id's
-		// 3 s: they get their own slots instead of queueing behind answers.
-		clickSem: make(chan struct{}, 4*cfg.MaxConcurrent),
-	}, nil
+	}
+	cfg.Core.OnResume(Platform, a.resume)
+	return a, nil
 }
 
 // Wait blocks until the work on acknowledged events has finished or ctx ends. Call it on
@@ -245,40 +262,6 @@ func (a *Adapter) begin() func() {
 	}
 }
 
-// Kinds of background work.
-const (
-	workEvent       = "event"
-	workCommand     = "command"
-	workInteraction = "interaction"
-)
-
-// spawn works on an acknowledged event in the background.
-func (a *Adapter) spawn(ctx context.Context, what string, fn func(ctx context.Context)) {
-	a.run(ctx, a.begin(), what, fn)
-}
-
-// run works on an event in the background and calls done afterwards. The work outlives the
-// delivery (an HTTP request ends as soon as it is acknowledged) but not AnswerTimeout.
-func (a *Adapter) run(ctx context.Context, done func(), what string, fn func(ctx context.Context)) {
-	go func() {
-		defer done()
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.cfg.AnswerTimeout)
-		defer cancel()
-		sem := a.sem
-		if what == workInteraction {
-			sem = a.clickSem
-		}
-		select {
-		case sem <- struct{}{}:
-			defer func() { <-sem }()
-		case <-ctx.Done():
-			a.log.Error("event dropped: adapter busy", "what", what)
-			return
-		}
-		fn(ctx)
-	}()
-}
-
 // sdkLogger routes slack-go's logs (debug output only) into slog.
 type sdkLogger struct{ log *slog.Logger }
 
@@ -287,19 +270,27 @@ func (l sdkLogger) Output(_ int, s string) error {
 	return nil
 }
 
-// retry calls fn again after Retry-After when Slack answers 429 (*slack.RateLimitedError).
+// retry calls fn again after Retry-After when Slack answers 429 (*slack.RateLimitedError),
+// and after a doubling backoff on a 5xx; every failure is counted.
 func (a *Adapter) retry(ctx context.Context, method string, fn func() error) error {
+	backoff := a.cfg.RetryDelay
 	for attempt := 0; ; attempt++ {
 		err := fn()
 		if err == nil {
 			return nil
 		}
-		rl, ok := errors.AsType[*slack.RateLimitedError](err)
-		if !ok || attempt >= a.cfg.MaxRetries {
+		status := apiStatus(err)
+		a.core.PlatformError(Platform, status)
+		var wait time.Duration
+		if rl, ok := errors.AsType[*slack.RateLimitedError](err); ok {
+			wait = max(rl.RetryAfter, time.Second)
+		} else if status >= 500 {
+			wait, backoff = backoff, min(2*backoff, 30*time.Second)
+		}
+		if wait == 0 || attempt >= a.cfg.MaxRetries {
 			return fmt.Errorf("%s: %w", method, err)
 		}
-		wait := max(rl.RetryAfter, time.Second)
-		a.log.Warn("slack rate limited, retrying", logMethod, method, "retry_after", wait, "attempt", attempt+1)
+		a.log.Warn("slack api call failed, retrying", logMethod, method, "status", status, "retry_after", wait, "attempt", attempt+1)
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:

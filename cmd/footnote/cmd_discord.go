@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -30,6 +31,7 @@ func (a *app) addDiscord(m *Main, mux *http.ServeMux, b *bot.Bot) error {
 			r := b.Route(discord.Platform, guild, channel)
 			return discord.Policy{Private: r.Private, RequireMention: r.RequireMention}
 		},
+		Native: discord.NativeConfig{Library: a.library(b)}, // hook (native, #14)
 		Logger: a.log,
 	})
 	if err != nil {
@@ -38,5 +40,6 @@ func (a *app) addDiscord(m *Main, mux *http.ServeMux, b *bot.Bot) error {
 	mux.Handle("/discord/", d.Handler())
 	m.runners = append(m.runners, d.Run)
 	m.waiters = append(m.waiters, d.Wait)
+	m.health["discord"] = func(context.Context) string { return d.Health() }
 	return nil
 }

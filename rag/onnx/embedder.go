@@ -11,8 +11,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/footnote-dev/footnote/rag"
+	"github.com/footnote-dev/footnote/rag/onnx/hftok"
 	"github.com/footnote-dev/footnote/rag/onnx/pull"
-	"github.com/footnote-dev/footnote/rag/onnx/wordpiece"
 )
 
 // EmbedderConfig configures NewEmbedder. Zero values are documented per field.
@@ -47,7 +47,7 @@ type EmbedderConfig struct {
 // Embedder is a local bi-encoder. It implements rag.Embedder and is safe for concurrent use.
 type Embedder struct {
 	man      *pull.Manifest
-	tok      *wordpiece.Tokenizer
+	tok      *hftok.Tokenizer
 	sess     *session
 	batch    int
 	tokens   int
@@ -75,7 +75,7 @@ func NewEmbedder(cfg EmbedderConfig) (*Embedder, error) {
 	if man.Dim <= 0 || (man.Pooling != pull.PoolCLS && man.Pooling != pull.PoolMean) {
 		return nil, fmt.Errorf("onnx: manifest of %s: bad dim %d or pooling %q", cfg.Dir, man.Dim, man.Pooling)
 	}
-	tok, err := wordpiece.Load(filepath.Join(cfg.Dir, pull.TokenizerFile))
+	tok, err := hftok.Load(filepath.Join(cfg.Dir, pull.TokenizerFile))
 	if err != nil {
 		return nil, fmt.Errorf("onnx: tokenizer: %w", err)
 	}
@@ -119,15 +119,15 @@ func (e *Embedder) Info() rag.ModelInfo {
 // Manifest returns the model's manifest (do not modify it).
 func (e *Embedder) Manifest() *pull.Manifest { return e.man }
 
-// MaxLength is the token limit per text, [CLS] and [SEP] included.
+// MaxLength is the token limit per text, special tokens included.
 func (e *Embedder) MaxLength() int { return e.maxLen }
 
-// CountTokens counts text's WordPiece tokens with the model's tokenizer, without the two
-// special tokens the model adds.
+// CountTokens counts text's tokens with the model's tokenizer, without the special tokens
+// the model adds.
 func (e *Embedder) CountTokens(text string) int { return e.tok.Count(text) }
 
 // Tokenizer returns the model's tokenizer.
-func (e *Embedder) Tokenizer() *wordpiece.Tokenizer { return e.tok }
+func (e *Embedder) Tokenizer() *hftok.Tokenizer { return e.tok }
 
 // EmbedQuery embeds a search query with the model's query instruction, if any.
 func (e *Embedder) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
@@ -264,6 +264,26 @@ func normalize(v []float32) {
 	for i := range v {
 		v[i] = float32(float64(v[i]) * inv)
 	}
+}
+
+// Batches returns the token id runs EmbedDocuments would execute for texts, in order, before
+// padding: for comparing footnote with another runtime on exactly the same inputs.
+func (e *Embedder) Batches(texts []string) [][][]int32 {
+	seqs := make([][]int32, len(texts))
+	lens := make([]int, len(texts))
+	for i, t := range texts {
+		seqs[i] = e.tok.Encode(t, e.maxLen)
+		lens[i] = len(seqs[i])
+	}
+	var out [][][]int32
+	for _, idx := range plan(lens, e.batch, e.tokens, nil) {
+		run := make([][]int32, len(idx))
+		for i, j := range idx {
+			run[i] = seqs[j]
+		}
+		out = append(out, run)
+	}
+	return out
 }
 
 // CacheStats reports vector cache hits and look-ups since the embedder was created.

@@ -18,8 +18,8 @@ import (
 	"github.com/footnote-dev/footnote/internal/corpustest"
 	"github.com/footnote-dev/footnote/rag"
 	"github.com/footnote-dev/footnote/rag/onnx"
+	"github.com/footnote-dev/footnote/rag/onnx/hftok"
 	"github.com/footnote-dev/footnote/rag/onnx/pull"
-	"github.com/footnote-dev/footnote/rag/onnx/wordpiece"
 )
 
 // models returns the installed models folder with the runtime initialised, or skips
@@ -375,7 +375,7 @@ func TestCrossEncoderPlumbing(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	tok, err := wordpiece.Load(tokPath)
+	tok, err := hftok.Load(tokPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -533,5 +533,68 @@ func TestEmbedderPooledOutput(t *testing.T) {
 		if len(got[i]) != 1 || math.Abs(float64(got[i][0])-want) > 1e-5 {
 			t.Errorf("%q: got %v, want [%.2f]", text, got[i], want)
 		}
+	}
+}
+
+// TestXLMRCrossEncoderImport imports an XLM-RoBERTa style cross-encoder — a Unigram
+// tokenizer.json and testdata/tiny_xlmr_cross.onnx, which has no token_type_ids input and
+// whose logit is the number of attended "▁attention" pieces plus 100 per attended <pad> — and
+// checks that it reranks: exact scores test the <s> A </s></s> B </s> layout, padding with
+// XLM-R's pad id 1 under the mask, and truncation.
+func TestXLMRCrossEncoderImport(t *testing.T) {
+	models(t)
+	tokPath := filepath.Join("hftok", "testdata", "unigram.json")
+	mdir := t.TempDir()
+	if _, err := pull.Import(pull.ImportOptions{
+		Dir: mdir, Name: "xlmr_cross", Kind: pull.KindCrossEncoder, MaxLength: 40,
+		Model: filepath.Join("testdata", "tiny_xlmr_cross.onnx"), Tokenizer: tokPath,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := onnx.NewReranker(onnx.RerankerConfig{Dir: pull.ModelDir(mdir, "xlmr_cross"), BatchTokens: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	tok, err := hftok.Load(tokPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok.Pad() != 1 {
+		t.Fatalf("pad id %d, want XLM-R's 1", tok.Pad())
+	}
+	attention, ok := tok.ID("▁attention")
+	if !ok {
+		t.Fatal("no ▁attention piece")
+	}
+	query := "What is attention?"
+	passages := []string{
+		"Recurrent networks process tokens one at a time.",
+		"Multi-head attention lets the model attend to several positions; attention is cheap.",
+		"Self attention",
+		strings.Repeat("Convolutions are local. ", 20) + "attention at the very end is cut off",
+	}
+	got, err := r.Score(t.Context(), query, passages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range passages {
+		ids, _ := tok.EncodePair(query, p, 40)
+		if ids[0] != 0 || ids[len(ids)-1] != 2 {
+			t.Fatalf("pair %d not laid out as <s> … </s>: %v", i, ids)
+		}
+		n := 0
+		for _, id := range ids {
+			if id == attention {
+				n++
+			}
+		}
+		want := 1 / (1 + math.Exp(-float64(n)))
+		if math.Abs(got[i]-want) > 1e-6 {
+			t.Errorf("passage %d: score %.6f, want %.6f (%d attention pieces)", i, got[i], want, n)
+		}
+	}
+	if !(got[1] > got[2] && got[2] > got[0] && got[0] == got[3]) {
+		t.Errorf("ranking %v: want the passage saying attention twice first, the truncated one level with none", got)
 	}
 }

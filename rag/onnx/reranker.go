@@ -10,15 +10,16 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/footnote-dev/footnote/rag"
+	"github.com/footnote-dev/footnote/rag/onnx/hftok"
 	"github.com/footnote-dev/footnote/rag/onnx/pull"
-	"github.com/footnote-dev/footnote/rag/onnx/wordpiece"
 )
 
 // RerankerConfig configures NewReranker. Zero values are documented per field.
 type RerankerConfig struct {
 	// Dir is the cross-encoder's folder: model.onnx (inputs input_ids, attention_mask and
 	// optionally token_type_ids; output logits [batch, 1] or [batch, 2]), tokenizer.json
-	// (BERT WordPiece) and manifest.json with kind "cross-encoder"; required.
+	// (any family hftok reads: WordPiece, Unigram, byte-level BPE) and manifest.json with
+	// kind "cross-encoder"; required.
 	Dir string
 	// BatchSize is the most pairs per ONNX run; zero means 32.
 	BatchSize int
@@ -38,7 +39,7 @@ type RerankerConfig struct {
 // Reranker is a local cross-encoder. It implements rag.Reranker and is safe for concurrent use.
 type Reranker struct {
 	man      *pull.Manifest
-	tok      *wordpiece.Tokenizer
+	tok      *hftok.Tokenizer
 	sess     *session
 	batch    int
 	tokens   int
@@ -60,7 +61,7 @@ func NewReranker(cfg RerankerConfig) (*Reranker, error) {
 	if man.Kind != pull.KindCrossEncoder {
 		return nil, fmt.Errorf("onnx: %s holds a %s, not a cross-encoder", cfg.Dir, man.Kind)
 	}
-	tok, err := wordpiece.Load(filepath.Join(cfg.Dir, pull.TokenizerFile))
+	tok, err := hftok.Load(filepath.Join(cfg.Dir, pull.TokenizerFile))
 	if err != nil {
 		return nil, fmt.Errorf("onnx: tokenizer: %w", err)
 	}
@@ -94,9 +95,9 @@ func (r *Reranker) Manifest() *pull.Manifest { return r.man }
 // Score returns one relevance probability in [0, 1] per passage, in order: the sigmoid of
 // the model's logit (or, for a two-class head, the softmax probability of class 1).
 //
-// Each pair is [CLS] query [SEP] passage [SEP] with token types 0/1. The pair is truncated
-// by hand, longest segment first: sugarme/tokenizer's pair truncation is wrong and its
-// OnlyFirst/OnlySecond strategies can call log.Fatal.
+// Each pair is laid out by the tokenizer's post-processor ([CLS] query [SEP] passage [SEP]
+// with token types 0/1 for BERT, <s> query </s></s> passage </s> for XLM-R) and truncated
+// longest segment first, as Hugging Face tokenizers does (package hftok).
 func (r *Reranker) Score(ctx context.Context, query string, passages []string) ([]float64, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -144,6 +145,30 @@ func (r *Reranker) Score(ctx context.Context, query string, passages []string) (
 	}
 	return scores, nil
 }
+
+// Batches returns the (ids, token types) runs Score would execute, before padding: for
+// comparing footnote with another runtime on exactly the same inputs.
+func (r *Reranker) Batches(query string, passages []string) (ids, types [][][]int32) {
+	q := r.tok.Tokenize(query)
+	seqs := make([][]int32, len(passages))
+	tys := make([][]int32, len(passages))
+	lens := make([]int, len(passages))
+	for i, p := range passages {
+		seqs[i], tys[i] = r.tok.PairIDs(q, r.tok.Tokenize(p), r.maxLen)
+		lens[i] = len(seqs[i])
+	}
+	for _, idx := range plan(lens, r.batch, r.tokens, nil) {
+		var bi, bt [][]int32
+		for _, j := range idx {
+			bi, bt = append(bi, seqs[j]), append(bt, tys[j])
+		}
+		ids, types = append(ids, bi), append(types, bt)
+	}
+	return ids, types
+}
+
+// Pad is the padding token id of the model's tokenizer.
+func (r *Reranker) Pad() int32 { return r.tok.Pad() }
 
 func probabilities(logits []float32, shape []int64, rows int) ([]float64, error) {
 	classes := 1

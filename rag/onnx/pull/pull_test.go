@@ -314,11 +314,16 @@ func TestCheckAndVerifyName(t *testing.T) {
 // TestCatalogPins guards the pinned catalog against accidental edits.
 func TestCatalogPins(t *testing.T) {
 	for name, c := range pull.Catalog() {
-		if len(c.Archive.SHA256) != 64 || c.Archive.Size <= 0 || c.Archive.License == "" {
+		if c.Hub != nil {
+			if len(c.Hub.Revision) != 40 || c.Hub.License == "" {
+				t.Errorf("%s: hub pin incomplete: %+v", name, c.Hub)
+			}
+		} else if len(c.Archive.SHA256) != 64 || c.Archive.Size <= 0 || c.Archive.License == "" {
 			t.Errorf("%s: archive pin incomplete: %+v", name, c.Archive)
 		}
 		for _, f := range c.Files {
-			if len(f.SHA256) != 64 || f.Size <= 0 {
+			// A hub file may leave its size to the hub (X-Linked-Size); its sha256 is pinned.
+			if len(f.SHA256) != 64 || (f.Size <= 0 && c.Hub == nil) {
 				t.Errorf("%s: file pin incomplete: %+v", name, f)
 			}
 		}
@@ -344,9 +349,15 @@ func TestAllNamesCoverCatalog(t *testing.T) {
 
 func TestImport(t *testing.T) {
 	src := t.TempDir()
-	model, tok := filepath.Join(src, "m.onnx"), filepath.Join(src, "t.json")
+	model, bad := filepath.Join(src, "m.onnx"), filepath.Join(src, "t.json")
 	os.WriteFile(model, modelBytes, 0o644)
-	os.WriteFile(tok, tokBytes, 0o644)
+	os.WriteFile(bad, tokBytes, 0o644)
+	// A real tokenizer.json of another family than BERT's (XLM-R style Unigram).
+	tok := filepath.Join("..", "hftok", "testdata", "unigram.json")
+	tokData, err := os.ReadFile(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
 
 	tests := []struct {
@@ -358,6 +369,7 @@ func TestImport(t *testing.T) {
 		{"bad kind", pull.ImportOptions{Dir: dir, Name: "x", Kind: "llm", Model: model, Tokenizer: tok}, "kind"},
 		{"embedder without dim", pull.ImportOptions{Dir: dir, Name: "x", Kind: pull.KindEmbedder, Model: model, Tokenizer: tok}, "needs Dim"},
 		{"missing model file", pull.ImportOptions{Dir: dir, Name: "x", Kind: pull.KindCrossEncoder, Model: model + ".none", Tokenizer: tok}, "no such file"},
+		{"unreadable tokenizer", pull.ImportOptions{Dir: dir, Name: "x", Kind: pull.KindCrossEncoder, Model: model, Tokenizer: bad}, bad},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -385,7 +397,7 @@ func TestImport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Kind != pull.KindCrossEncoder || got.Files[pull.ModelFile].SHA256 != sum(modelBytes) || got.Files[pull.TokenizerFile].Size != int64(len(tokBytes)) {
+	if got.Kind != pull.KindCrossEncoder || got.Files[pull.ModelFile].SHA256 != sum(modelBytes) || got.Files[pull.TokenizerFile].Size != int64(len(tokData)) {
 		t.Errorf("imported manifest = %+v", got)
 	}
 }

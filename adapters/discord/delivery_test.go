@@ -1,0 +1,136 @@
+package discord
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/footnote-dev/footnote/bot"
+	"github.com/footnote-dev/footnote/bot/bottest"
+	"github.com/footnote-dev/footnote/rag"
+)
+
+// TestBusyIsVisible: when the core has no room, /ask over HTTP gets an ephemeral busy
+// message as its HTTP reply, /ask over the gateway gets it through the callback, and a DM
+// gets it as a reply; nothing is deferred and left "thinking…".
+func TestBusyIsVisible(t *testing.T) {
+	t.Run("http interaction", func(t *testing.T) {
+		h, post := httpHarness(t)
+		h.core.full.Store(true)
+		w := post(mustJSON(t, fixture(t, "interaction_ask", nil)))
+		var resp struct {
+			Type int `json:"type"`
+			Data struct {
+				Content string `json:"content"`
+				Flags   int    `json:"flags"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &resp); err != nil {
+			t.Fatal(err)
+		}
+		if resp.Type != 4 || resp.Data.Flags != 1<<6 || resp.Data.Content != bot.BusyText {
+			t.Errorf("HTTP reply %s; want an ephemeral busy message (type 4)", w.Body.String())
+		}
+		if n := len(h.core.requests()); n != 0 {
+			t.Errorf("core asked %d times while full", n)
+		}
+		for k, v := range h.core.outcomes() {
+			if v != "busy" {
+				t.Errorf("question %s ended %q, want busy", k, v)
+			}
+		}
+	})
+	t.Run("gateway interaction and DM", func(t *testing.T) {
+		h := newHarness(t)
+		h.run(t)
+		h.core.full.Store(true)
+		h.dc.dispatch(t, "INTERACTION_CREATE", fixture(t, "interaction_ask", nil))
+		waitFor(t, "busy callback", func() bool { return len(h.dc.callsOf("POST", "/interactions/*/*/callback")) == 1 })
+		cb := h.dc.callsOf("POST", "/interactions/*/*/callback")[0]
+		if !strings.Contains(string(cb.Raw), bot.BusyText) || !strings.Contains(string(cb.Raw), `"flags":64`) {
+			t.Errorf("callback %s; want the ephemeral busy message", cb.Raw)
+		}
+		h.dc.dispatch(t, "MESSAGE_CREATE", fixture(t, "message_dm", nil))
+		waitFor(t, "busy reply in the DM", func() bool { return len(h.dc.callsOf("POST", "/channels/"+dmID+"/messages")) == 1 })
+		if m := h.dc.callsOf("POST", "/channels/"+dmID+"/messages")[0]; !strings.Contains(string(m.Raw), bot.BusyText) {
+			t.Errorf("DM reply %s; want the busy notice", m.Raw)
+		}
+		h.settle(t)
+		if n := len(h.core.requests()); n != 0 {
+			t.Errorf("core asked %d times while full", n)
+		}
+	})
+}
+
+// TestServerErrorRetried: a 5xx from the REST API is retried and counted; the answer still
+// arrives.
+func TestServerErrorRetried(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.RetryDelay = 10 * time.Millisecond })
+	var fails atomic.Int32
+	fails.Store(2)
+	h.dc.fail = func(method, path string) (int, string, bool) {
+		if method == "POST" && path == "/channels/"+dmID+"/messages" && fails.Add(-1) >= 0 {
+			return 500, `{"message": "internal"}`, true
+		}
+		return 0, "", false
+	}
+	h.run(t)
+	h.dc.dispatch(t, "MESSAGE_CREATE", fixture(t, "message_dm", nil))
+	waitFor(t, "the answer after two 500s", func() bool { return len(h.dc.callsOf("POST", "/channels/"+dmID+"/messages")) >= 3 })
+	h.settle(t)
+	h.core.mu.Lock()
+	defer h.core.mu.Unlock()
+	if h.core.apiErrors[500] != 2 {
+		t.Errorf("counted %v, want two 500s", h.core.apiErrors)
+	}
+	for k, v := range h.core.accepted {
+		if v != "answered" {
+			t.Errorf("%s ended %q, want answered", k, v)
+		}
+	}
+}
+
+// TestBurstBeyondCapacityWithRealCore: six DMs at once against a core with one slot and one
+// queue place: two are answered, four get the busy notice as a reply; none is dropped.
+func TestBurstBeyondCapacityWithRealCore(t *testing.T) {
+	release := make(chan struct{})
+	var asked atomic.Int32
+	asker := &bottest.Asker{AskFunc: func(ctx context.Context, q rag.Question, fn func(string) error) (rag.Answer, error) {
+		asked.Add(1)
+		<-release
+		return bottest.Answer(ctx, q, fn)
+	}}
+	b, err := bot.New(bot.Config{StatePath: filepath.Join(t.TempDir(), "state.db"), Asker: asker,
+		MaxConcurrent: 1, MaxQueue: 1, UserRate: rate.Inf, ChannelRate: rate.Inf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	h := newHarness(t, func(c *Config) { c.Core = b })
+	h.run(t)
+	for i := range 6 {
+		h.dc.dispatch(t, "MESSAGE_CREATE", fixture(t, "message_dm", map[string]any{"id": fmt.Sprintf("17000000000000002%02d", i)}))
+	}
+	waitFor(t, "four busy replies", func() bool {
+		n := 0
+		for _, c := range h.dc.callsOf("POST", "/channels/"+dmID+"/messages") {
+			if strings.Contains(string(c.Raw), bot.BusyText) {
+				n++
+			}
+		}
+		return n == 4
+	})
+	close(release)
+	waitFor(t, "six replies", func() bool { return len(h.dc.callsOf("POST", "/channels/"+dmID+"/messages")) == 6 })
+	h.settle(t)
+	if n := asked.Load(); n != 2 {
+		t.Errorf("pipeline asked %d times; want 2", n)
+	}
+}

@@ -27,6 +27,11 @@ type Source struct {
 	Score   float64 `json:"score"`   // reranker probability when reranked, else the retrieval score
 	Excerpt string  `json:"excerpt"` // a short passage for display, never cut mid-word
 	Cited   bool    `json:"cited"`   // false: "also retrieved"
+	// Pages are the pages of the text the answer quotes from this source, ascending, when
+	// known: an extractive answer quotes whole sentences and cites each on its own page
+	// (Chunk.PageAt), not the chunk's first page. Empty means the chunk's pages
+	// (PageStart–PageEnd), as for generated answers and uncited sources.
+	Pages []int `json:"pages,omitempty"`
 }
 
 // Grounding is the outcome of checking an answer's citations against their sources.

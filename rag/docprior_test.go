@@ -70,3 +70,31 @@ func TestContinueSentences(t *testing.T) {
 		t.Errorf("sentence followed by an ordinary one was changed: %q", got[1].text)
 	}
 }
+
+func TestFusedPrior(t *testing.T) {
+	c := func(id string, p, fused float64) Scored {
+		return Scored{Hit: Hit{Chunk: Chunk{ID: id}, Score: fused}, Rerank: p}
+	}
+	// d1 is the dense favourite; b1 the best fused (lexical) match with a lower probability.
+	in := []Scored{c("d1", 0.8, 0.02), c("b1", 0.7, 0.04), c("x", 0.3, 0.01)}
+	got := fusedPrior(in, 0.5)
+	var ids []string
+	for _, s := range got {
+		ids = append(ids, s.Chunk.ID)
+	}
+	// b1: 0.5·0.7+0.5·0.8·1 = 0.75 > d1: 0.5·0.8+0.5·0.8·0.5 = 0.6 > x: 0.15+0.1 = 0.25.
+	if want := []string{"b1", "d1", "x"}; !slices.Equal(ids, want) {
+		t.Errorf("order = %v, want %v", ids, want)
+	}
+	if math.Abs(got[0].Rerank-0.75) > 1e-9 || math.Abs(got[1].Rerank-0.6) > 1e-9 {
+		t.Errorf("scores = %v, %v; want 0.75 and 0.6", got[0].Rerank, got[1].Rerank)
+	}
+	for _, s := range fusedPrior([]Scored{c("a", 0.15, 0.03), c("b", 0.1, 0.05)}, 0.9) {
+		if s.Rerank > 0.15 {
+			t.Errorf("%s lifted to %.3f, above the best probability 0.15", s.Chunk.ID, s.Rerank)
+		}
+	}
+	if in[0].Rerank != 0.8 {
+		t.Error("fusedPrior modified its input")
+	}
+}

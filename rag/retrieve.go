@@ -84,6 +84,8 @@ func (p *Pipeline) retrieve(ctx context.Context, q Question, steered []string) (
 		return fail(err)
 	}
 	req.Filter = q.Filter
+	vr := p.vectorReranker()
+	req.WithVectors = vr != nil
 
 	var hits []Hit
 	if len(req.Dense) > 0 || req.Sparse != nil {
@@ -119,12 +121,15 @@ func (p *Pipeline) retrieve(ctx context.Context, q Question, steered []string) (
 		}
 		t = time.Now()
 		// A question asking for more sources than RerankTop gets them all reranked.
-		r.Candidates, err = p.rerank(ctx, r.Query, hits[:min(max(p.cfg.RerankTop, topK)+steerPool(steered), len(hits))])
+		r.Candidates, err = p.rerank(ctx, r.Query, queryVector(req, vr), hits[:min(max(p.cfg.RerankTop, topK)+steerPool(steered), len(hits))])
 		r.Timings.Rerank = time.Since(t)
 		if err != nil {
 			return fail(fmt.Errorf("rerank: %w", err))
 		}
 		r.Reranked = true
+		if _, similarity := p.cfg.Reranker.(VectorReranker); similarity && p.cfg.FusedWeight > 0 {
+			r.Candidates = fusedPrior(r.Candidates, p.cfg.FusedWeight)
+		}
 		if p.cfg.DocWeight > 0 {
 			r.Candidates = documentPrior(r.Candidates, p.cfg.DocWeight)
 		}
@@ -183,9 +188,10 @@ func (p *Pipeline) encodeQuery(ctx context.Context, pl retrievalPlan, query stri
 	if pl.sparse && len(sparse.Indices) > 0 {
 		req.Sparse = &sparse
 	}
-	if req.Fusion.Method == "weighted" {
+	if req.Fusion.Method == "weighted" && len(p.cfg.Fusion.Weights) > 0 {
 		// Weights are configured for the full hybrid set: one per dense model in
 		// configuration order, then BM25. Pick the ones this request's retrievers use.
+		// Without weights every retriever weighs 1.
 		w, err := p.weightsFor(pl, req.Sparse != nil)
 		if err != nil {
 			return req, err
@@ -215,19 +221,82 @@ func (p *Pipeline) weightsFor(pl retrievalPlan, sparse bool) ([]float64, error) 
 	return w, nil
 }
 
-// rerank scores hits with the cross-encoder in one call and returns them by descending
-// probability; equal probabilities keep the fused order.
-func (p *Pipeline) rerank(ctx context.Context, query string, hits []Hit) ([]Scored, error) {
-	passages := make([]string, len(hits))
-	for i, h := range hits {
-		passages[i] = rerankPassage(h.Chunk)
+// vectorReranker returns the configured reranker when it can score stored vectors and
+// Config.RerankText does not ask for the text path; else nil.
+func (p *Pipeline) vectorReranker() VectorReranker {
+	if p.cfg.RerankText {
+		return nil
 	}
-	scores, err := p.cfg.Reranker.Score(ctx, query, passages)
-	if err != nil {
-		return nil, err
+	vr, _ := p.cfg.Reranker.(VectorReranker)
+	return vr
+}
+
+// queryVector is the query as vr's model embedded it for the search, or nil when the
+// search did not use that model (BM25 alone): vr then embeds the query itself.
+func queryVector(req SearchRequest, vr VectorReranker) []float32 {
+	if vr == nil {
+		return nil
 	}
-	if len(scores) != len(hits) {
-		return nil, fmt.Errorf("%d scores for %d passages", len(scores), len(hits))
+	for _, d := range req.Dense {
+		if d.Model == vr.VectorModel() {
+			return d.Vector
+		}
+	}
+	return nil
+}
+
+// rerank scores hits in one Reranker call and returns them by descending probability;
+// equal probabilities keep the fused order. A reranker that reads stored vectors
+// (VectorReranker) scores the hits that carry its model's vector from it; only the rest
+// are embedded, by Score. Embedding ten 400-token passages was about 95% of a question's
+// time.
+func (p *Pipeline) rerank(ctx context.Context, query string, queryVec []float32, hits []Hit) ([]Scored, error) {
+	scores := make([]float64, len(hits))
+	todo := make([]int, 0, len(hits)) // hits scored from their text
+	if vr := p.vectorReranker(); vr != nil {
+		model := vr.VectorModel()
+		var idx []int
+		var vecs [][]float32
+		for i, h := range hits {
+			if v := h.Vectors[model]; len(v) > 0 {
+				idx = append(idx, i)
+				vecs = append(vecs, v)
+			} else {
+				todo = append(todo, i)
+			}
+		}
+		if len(vecs) > 0 {
+			s, err := vr.ScoreVectors(ctx, query, queryVec, vecs)
+			if err != nil {
+				return nil, err
+			}
+			if len(s) != len(vecs) {
+				return nil, fmt.Errorf("%d scores for %d vectors", len(s), len(vecs))
+			}
+			for j, i := range idx {
+				scores[i] = s[j]
+			}
+		}
+	} else {
+		for i := range hits {
+			todo = append(todo, i)
+		}
+	}
+	if len(todo) > 0 {
+		passages := make([]string, len(todo))
+		for j, i := range todo {
+			passages[j] = rerankPassage(hits[i].Chunk)
+		}
+		s, err := p.cfg.Reranker.Score(ctx, query, passages)
+		if err != nil {
+			return nil, err
+		}
+		if len(s) != len(passages) {
+			return nil, fmt.Errorf("%d scores for %d passages", len(s), len(passages))
+		}
+		for j, i := range todo {
+			scores[i] = s[j]
+		}
 	}
 	out := make([]Scored, len(hits))
 	for i, h := range hits {
@@ -235,6 +304,31 @@ func (p *Pipeline) rerank(ctx context.Context, query string, hits []Hit) ([]Scor
 	}
 	sortByRerank(out)
 	return out, nil
+}
+
+// fusedPrior blends each candidate's reranker probability with its retrieval score
+// relative to the best candidate's, scaled by the best probability: score' = (1-w)·score +
+// w·best·fused/fusedMax. A similarity reranker scores with the dense model that also
+// retrieved, so on its own it re-orders hybrid candidates by dense similarity alone and
+// the lexical evidence of BM25 only decides which candidates it sees; the blend keeps that
+// evidence in the order. It never lifts a candidate above the best probability, so the
+// refusal gate is not loosened.
+func fusedPrior(cands []Scored, w float64) []Scored {
+	best, top := 0.0, 0.0
+	for _, c := range cands {
+		best, top = max(best, c.Rerank), max(top, c.Score)
+	}
+	out := make([]Scored, len(cands))
+	for i, c := range cands {
+		f := 0.0
+		if top > 0 {
+			f = max(c.Score, 0) / top
+		}
+		c.Rerank = (1-w)*c.Rerank + w*best*f
+		out[i] = c
+	}
+	sortByRerank(out)
+	return out
 }
 
 // documentPrior blends each candidate's reranker probability with the best probability of

@@ -51,8 +51,37 @@ var abbreviations = map[string]bool{
 // a paragraph break always ends a sentence. The text is normalised first.
 func splitSentences(text string) []string {
 	var out []string
-	for _, para := range strings.Split(normalizeText(text), "\n\n") {
+	for _, s := range sentenceSpans(text) {
+		out = append(out, s.text)
+	}
+	return out
+}
+
+// sentenceSpan is one sentence of splitSentences and the byte offset in the text given to
+// it (before normalisation) at which the sentence's first character lies.
+type sentenceSpan struct {
+	text string
+	off  int
+}
+
+// sentenceSpans is splitSentences with each sentence's offset in text, so a quoted sentence
+// can be placed on its page (Chunk.PageAt). Normalisation only removes white space and
+// bullets, so the n-th other rune of the normalised text is the n-th other rune of text.
+func sentenceSpans(text string) []sentenceSpan {
+	norm := normalizeText(text)
+	var out []sentenceSpan
+	pos := 0
+	for _, para := range strings.Split(norm, "\n\n") {
+		base := pos
+		pos += len(para) + 2
 		start := 0
+		add := func(from, to int) {
+			raw := para[from:to]
+			if s := strings.TrimSpace(raw); s != "" {
+				lead := len(raw) - len(strings.TrimLeftFunc(raw, unicode.IsSpace))
+				out = append(out, sentenceSpan{text: s, off: base + from + lead})
+			}
+		}
 		for i := 0; i < len(para); {
 			r, size := utf8.DecodeRuneInString(para[i:])
 			i += size
@@ -73,18 +102,44 @@ func splitSentences(text string) []string {
 			if r == '.' && isAbbreviation(para[start:i-1]) {
 				continue
 			}
-			if s := strings.TrimSpace(para[start:end]); s != "" {
-				out = append(out, s)
-			}
+			add(start, end)
 			start = end + 1
 			i = end + 1
 		}
-		if s := strings.TrimSpace(para[start:]); s != "" {
-			out = append(out, s)
-		}
+		add(start, len(para))
 	}
+	mapOffsets(text, norm, out)
 	return out
 }
+
+// mapOffsets turns offsets into norm (normalizeText(text)) into offsets into text, by
+// counting the runes that normalisation keeps.
+func mapOffsets(text, norm string, spans []sentenceSpan) {
+	if len(spans) == 0 {
+		return
+	}
+	var kept []int // byte offset in text of each rune normalisation keeps
+	for i, r := range text {
+		if !unicode.IsSpace(r) && !isBullet(r) {
+			kept = append(kept, i)
+		}
+	}
+	n, j := 0, 0 // kept runes of norm before byte i; next span
+	for i, r := range norm {
+		for j < len(spans) && spans[j].off == i {
+			spans[j].off = kept[min(n, len(kept)-1)]
+			j++
+		}
+		if j == len(spans) {
+			return
+		}
+		if !unicode.IsSpace(r) {
+			n++
+		}
+	}
+}
+
+func isBullet(r rune) bool { return strings.ContainsRune("•◦▪‣●", r) }
 
 // isAbbreviation reports whether the text before a period ends with an abbreviation or a
 // single-letter initial ("A. Vaswani").

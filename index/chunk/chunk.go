@@ -3,6 +3,7 @@ package chunk
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -117,22 +118,51 @@ func Split(doc *Document, meta Meta, opt Options) []rag.Chunk {
 	out := make([]rag.Chunk, 0, len(pieces))
 	for i, p := range pieces {
 		out = append(out, rag.Chunk{
-			ID:        ID(meta.DocID, meta.Hash, i),
-			DocID:     meta.DocID,
-			Index:     i,
-			Text:      doc.Text[p.start:p.end],
-			Tokens:    opt.CountTokens(doc.Text[p.start:p.end]),
-			PageStart: p.pageStart,
-			PageEnd:   p.pageEnd,
-			LineStart: p.lineStart,
-			LineEnd:   p.lineEnd,
-			Section:   p.section,
-			CharStart: p.start,
-			CharEnd:   p.end,
-			Source:    meta.Source,
-			Name:      meta.Name,
-			Title:     meta.Title,
+			ID:         ID(meta.DocID, meta.Hash, i),
+			DocID:      meta.DocID,
+			Index:      i,
+			Text:       doc.Text[p.start:p.end],
+			Tokens:     opt.CountTokens(doc.Text[p.start:p.end]),
+			PageStart:  p.pageStart,
+			PageEnd:    p.pageEnd,
+			LineStart:  p.lineStart,
+			LineEnd:    p.lineEnd,
+			Section:    p.section,
+			CharStart:  p.start,
+			CharEnd:    p.end,
+			PageBreaks: pageBreaks(doc.Blocks, p),
+			Source:     meta.Source,
+			Name:       meta.Name,
+			Title:      meta.Title,
 		})
+	}
+	return out
+}
+
+// pageBreaks returns the offsets into the piece's text at which pages pageStart+1, …,
+// pageEnd begin: where the first block of that page or a later one starts. A page without
+// a block in the piece (a full-page figure) begins where the next page does. Blocks are in
+// text order and a PDF block never spans pages, so every offset lies between blocks.
+func pageBreaks(blocks []Block, p piece) []int {
+	if p.pageStart <= 0 || p.pageEnd <= p.pageStart {
+		return nil
+	}
+	first := sort.Search(len(blocks), func(i int) bool { return blocks[i].CharEnd > p.start })
+	out := make([]int, 0, p.pageEnd-p.pageStart)
+	at := 0
+	for page := p.pageStart + 1; page <= p.pageEnd; page++ {
+		off := p.end - p.start
+		for _, b := range blocks[first:] {
+			if b.CharStart >= p.end {
+				break
+			}
+			if b.PageStart >= page {
+				off = max(b.CharStart, p.start) - p.start
+				break
+			}
+		}
+		at = max(at, off) // ascending even if a parser emitted pages out of order
+		out = append(out, at)
 	}
 	return out
 }

@@ -86,10 +86,64 @@ func checkInvariants(t *testing.T, d *Document, chunks []rag.Chunk, opt Options)
 		if c.CharEnd < len(d.Text) && !unicode.IsSpace(rune(d.Text[c.CharEnd])) {
 			t.Errorf("chunk %d ends mid-word: %q", i, d.Text[c.CharEnd-10:min(len(d.Text), c.CharEnd+10)])
 		}
+		checkPageBreaks(t, d, c)
 		if ids[c.ID] {
 			t.Errorf("duplicate id %s", c.ID)
 		}
 		ids[c.ID] = true
+	}
+}
+
+// checkPageBreaks resolves the page of every block's first byte within the chunk through
+// PageBreaks and compares it with the block's page, so a break that is off by one block
+// (or missing) cites the wrong page and fails.
+func checkPageBreaks(t *testing.T, d *Document, c rag.Chunk) {
+	t.Helper()
+	if want := max(c.PageEnd-c.PageStart, 0); len(c.PageBreaks) != want {
+		t.Errorf("chunk %d: %d page breaks for pages %d-%d", c.Index, len(c.PageBreaks), c.PageStart, c.PageEnd)
+		return
+	}
+	for _, b := range d.Blocks {
+		if b.CharEnd <= c.CharStart || b.CharStart >= c.CharEnd || b.PageStart == 0 {
+			continue
+		}
+		off := max(b.CharStart, c.CharStart) - c.CharStart
+		page := c.PageStart
+		for _, br := range c.PageBreaks {
+			if off >= br {
+				page++
+			}
+		}
+		if page != b.PageStart {
+			t.Errorf("chunk %d: block %q at offset %d resolves to page %d, want %d", c.Index, b.Text[:min(20, len(b.Text))], off, page, b.PageStart)
+		}
+	}
+}
+
+// TestPageBreaks splits paragraphs spread over pages, including a page that holds no text
+// (a full-page figure), into multi-page chunks.
+func TestPageBreaks(t *testing.T) {
+	opt := Options{Min: 5, Max: 40, Window: 30, Overlap: 5, CountTokens: words}
+	d := doc("#1 A", sentence("a", 0), 2, sentence("b", 0), sentence("b", 1), 4, sentence("d", 0),
+		5, sentence("e", 0), sentence("e", 1), sentence("e", 2), 6, sentence("f", 0))
+	chunks := Split(d, Meta{Hash: "p"}, opt)
+	checkInvariants(t, d, chunks, opt)
+	multi := 0
+	for _, c := range chunks {
+		if c.PageEnd > c.PageStart {
+			multi++
+		}
+	}
+	if multi == 0 {
+		t.Fatalf("no chunk spans pages; the test checks nothing: %+v", chunks)
+	}
+	// Page 3 has no block: it begins where page 4 does.
+	c := chunks[0]
+	if c.PageStart != 1 || c.PageEnd < 4 {
+		t.Fatalf("first chunk spans pages %d-%d, want 1 to at least 4", c.PageStart, c.PageEnd)
+	}
+	if c.PageBreaks[1] != c.PageBreaks[2] || !strings.HasPrefix(c.Text[c.PageBreaks[2]:], sentence("d", 0)) {
+		t.Errorf("page 3 (empty) should begin where page 4 does, at %q: breaks %v", sentence("d", 0), c.PageBreaks)
 	}
 }
 

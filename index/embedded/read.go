@@ -68,17 +68,23 @@ func (s *Store) Documents(ctx context.Context) ([]rag.Document, error) {
 	return out, nil
 }
 
-const chunkCols = `id, doc_id, idx, text, tokens, page_start, page_end, line_start, line_end, section, char_start, char_end, source, name, title`
+const chunkCols = `id, doc_id, idx, text, tokens, page_start, page_end, line_start, line_end, section, char_start, char_end, source, name, title, page_breaks`
 
 func scanChunk(r scanner) (rag.Chunk, error) {
 	var c rag.Chunk
-	var section string
+	var section, breaks string
 	if err := r.Scan(&c.ID, &c.DocID, &c.Index, &c.Text, &c.Tokens, &c.PageStart, &c.PageEnd, &c.LineStart, &c.LineEnd,
-		&section, &c.CharStart, &c.CharEnd, &c.Source, &c.Name, &c.Title); err != nil {
+		&section, &c.CharStart, &c.CharEnd, &c.Source, &c.Name, &c.Title, &breaks); err != nil {
 		return c, err
 	}
 	if err := json.Unmarshal([]byte(section), &c.Section); err != nil {
 		return c, fmt.Errorf("chunk %s section: %w", c.ID, err)
+	}
+	// Empty for single-page chunks and for chunks stored before schema version 2.
+	if breaks != "" {
+		if err := json.Unmarshal([]byte(breaks), &c.PageBreaks); err != nil {
+			return c, fmt.Errorf("chunk %s page breaks: %w", c.ID, err)
+		}
 	}
 	return c, nil
 }

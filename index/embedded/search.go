@@ -356,10 +356,43 @@ func (s *Store) Search(ctx context.Context, req rag.SearchRequest) ([]rag.Hit, e
 		}
 		hitLists[i] = hs
 	}
+	var hits []rag.Hit
 	if len(hitLists) == 1 {
-		return hitLists[0], nil
+		hits = hitLists[0]
+	} else {
+		hits = rag.Fuse(hitLists, req.Fusion, limit)
 	}
-	return rag.Fuse(hitLists, req.Fusion, limit), nil
+	if req.WithVectors {
+		s.attachVectors(hits, lists)
+	}
+	return hits, nil
+}
+
+// attachVectors sets each hit's stored dense vectors from the snapshot entries the search
+// scored, so a similarity reranker need not embed the passages again. The vectors are
+// copies: the snapshot's are shared by every search.
+func (s *Store) attachVectors(hits []rag.Hit, lists [][]scored) {
+	byID := map[string]*entry{}
+	for _, l := range lists {
+		for _, h := range l {
+			byID[h.e.id] = h.e
+		}
+	}
+	for i := range hits {
+		e := byID[hits[i].Chunk.ID]
+		if e == nil {
+			continue
+		}
+		for pos, v := range e.dense {
+			if v == nil {
+				continue
+			}
+			if hits[i].Vectors == nil {
+				hits[i].Vectors = make(map[string][]float32, len(s.models))
+			}
+			hits[i].Vectors[s.models[pos].Name] = slices.Clone(v)
+		}
+	}
 }
 
 func filterFunc(f rag.Filter) func(*entry) bool {

@@ -36,7 +36,9 @@ import (
 )
 
 // SchemaVersion is the layout this package writes; a file with a newer version is refused.
-const SchemaVersion = 1
+// Version 2 added chunks.page_breaks; a version 1 file gains the column on open (its
+// chunks read with no page breaks until re-indexed).
+const SchemaVersion = 2
 
 // ErrModelChanged reports that a configured model's dimension or metric differs from the
 // one the store was built with. Errors wrapping it say what differs and how to rebuild.
@@ -121,7 +123,8 @@ CREATE TABLE IF NOT EXISTS chunks (
 	char_end    INTEGER NOT NULL,
 	source      TEXT NOT NULL,
 	name        TEXT NOT NULL,
-	title       TEXT NOT NULL
+	title       TEXT NOT NULL,
+	page_breaks TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id, idx);
 CREATE TABLE IF NOT EXISTS sparse (
@@ -232,6 +235,9 @@ func (s *Store) init(ctx context.Context, want []rag.ModelInfo, rebuild bool) er
 	case version > SchemaVersion:
 		return fmt.Errorf("schema version %d was written by a newer footnote (this one knows %d)", version, SchemaVersion)
 	}
+	if err := migrate(ctx, tx); err != nil {
+		return fmt.Errorf("migrate schema version %d to %d: %w", version, SchemaVersion, err)
+	}
 	if rebuild {
 		for _, t := range []string{"dense", "sparse", "chunks", "documents", "df"} {
 			if _, err := tx.ExecContext(ctx, "DELETE FROM "+t); err != nil {
@@ -275,6 +281,21 @@ func (s *Store) init(ctx context.Context, want []rag.ModelInfo, rebuild bool) er
 	s.byName = make(map[string]int, len(models))
 	for i, m := range models {
 		s.byName[m.Name] = i
+	}
+	return nil
+}
+
+// migrate brings a file written by an older version up to SchemaVersion inside tx. Every
+// step is idempotent, so it runs on every open.
+func migrate(ctx context.Context, tx *sql.Tx) error {
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('chunks') WHERE name = 'page_breaks'`).Scan(&n); err != nil {
+		return err
+	}
+	if n == 0 {
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE chunks ADD COLUMN page_breaks TEXT NOT NULL DEFAULT ''`); err != nil {
+			return err
+		}
 	}
 	return nil
 }

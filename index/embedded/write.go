@@ -46,10 +46,14 @@ func (s *Store) prepare(doc rag.Document, chunks []index.EncodedChunk) ([]prepar
 		if err := checkSparse(c.Sparse); err != nil {
 			return nil, fmt.Errorf("chunk %s: %w", c.ID, err)
 		}
+		if err := checkPageBreaks(c.Chunk); err != nil {
+			return nil, fmt.Errorf("chunk %s: %w", c.ID, err)
+		}
 		// Copies: the search cache keeps these, and the caller may reuse its slices.
 		sparse := rag.SparseVector{Indices: slices.Clone(c.Sparse.Indices), Values: slices.Clone(c.Sparse.Values)}
 		p := prepared{chunk: c.Chunk, sparse: sparse, terms: c.Terms, dense: make([][]float32, len(s.models))}
 		p.chunk.Section = slices.Clone(c.Section)
+		p.chunk.PageBreaks = slices.Clone(c.PageBreaks)
 		p.chunk.DocID = doc.ID
 		for name, v := range c.Dense {
 			v, err := s.checkDense(name, v)
@@ -71,6 +75,25 @@ func checkSparse(v rag.SparseVector) error {
 		if v.Indices[i] <= v.Indices[i-1] {
 			return errors.New("sparse vector indices not strictly increasing")
 		}
+	}
+	return nil
+}
+
+// checkPageBreaks rejects page breaks that could not be resolved to a page: more breaks
+// than the chunk has further pages, or offsets outside Text or out of order.
+func checkPageBreaks(c rag.Chunk) error {
+	if len(c.PageBreaks) == 0 {
+		return nil
+	}
+	if c.PageStart <= 0 || len(c.PageBreaks) > c.PageEnd-c.PageStart {
+		return fmt.Errorf("%d page breaks for pages %d-%d", len(c.PageBreaks), c.PageStart, c.PageEnd)
+	}
+	prev := 0
+	for _, b := range c.PageBreaks {
+		if b < prev || b > len(c.Text) {
+			return fmt.Errorf("page breaks %v not ascending within the text's %d bytes", c.PageBreaks, len(c.Text))
+		}
+		prev = b
 	}
 	return nil
 }
@@ -238,7 +261,7 @@ func (s *Store) replace(ctx context.Context, doc rag.Document, ps []prepared) (i
 		doc.IndexedAt.UTC().Format(time.RFC3339Nano)); err != nil {
 		return 0, fmt.Errorf("insert document: %w", err)
 	}
-	insChunk, err := tx.PrepareContext(ctx, `INSERT INTO chunks (`+chunkCols+`, section_top) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	insChunk, err := tx.PrepareContext(ctx, `INSERT INTO chunks (`+chunkCols+`, section_top) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return 0, err
 	}
@@ -262,8 +285,16 @@ func (s *Store) replace(ctx context.Context, doc rag.Document, ps []prepared) (i
 				return 0, err
 			}
 		}
+		breaks := ""
+		if len(c.PageBreaks) > 0 {
+			b, err := json.Marshal(c.PageBreaks)
+			if err != nil {
+				return 0, err
+			}
+			breaks = string(b)
+		}
 		if _, err := insChunk.ExecContext(ctx, c.ID, c.DocID, c.Index, c.Text, c.Tokens, c.PageStart, c.PageEnd, c.LineStart, c.LineEnd,
-			string(section), c.CharStart, c.CharEnd, c.Source, c.Name, c.Title, sectionTop(c.Section)); err != nil {
+			string(section), c.CharStart, c.CharEnd, c.Source, c.Name, c.Title, breaks, sectionTop(c.Section)); err != nil {
 			return 0, fmt.Errorf("insert chunk %s (chunk ids must be unique across documents): %w", c.ID, err)
 		}
 		if _, err := insSparse.ExecContext(ctx, c.ID, p.terms, encodeSparse(p.sparse)); err != nil {

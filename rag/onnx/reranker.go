@@ -246,7 +246,7 @@ func (s *SimilarityReranker) Score(ctx context.Context, query string, passages [
 	}
 	out := make([]float64, len(ps))
 	for i, p := range ps {
-		out[i] = sigmoid(s.scale * (cosine(q, p) - s.center))
+		out[i] = s.probability(cosine(q, p))
 	}
 	return out, nil
 }

@@ -115,6 +115,7 @@ type Store struct {
 	byName         map[string]rag.ModelInfo
 	denseIndex     string                      // for new collections
 	fieldIndex     map[string]entity.IndexType // dense field -> its index type, found at Open
+	flatFallback   bool                        // the engine built FLAT instead of denseIndex (Milvus Lite)
 
 	wmu   sync.Mutex  // serialises Replace, Delete, PutDense and Repair
 	dirty atomic.Bool // written since the last Flush
@@ -453,19 +454,78 @@ func (s *Store) ensure(ctx context.Context, name string, schema func(name string
 		if err != nil {
 			return err
 		}
+		// Asynchronously: the SDK's synchronous CreateIndex polls DescribeIndex until the
+		// state is Finished, which Milvus Lite 2.5 (the C++ engine) never reports for an
+		// empty collection, so it would hang. Milvus builds the index of sealed segments
+		// in the background anyway; what a reader needs is a loaded collection, and load
+		// (below) waits for that on every engine. A build that failed outright is
+		// reported by DescribeIndex right away and fails here.
 		for field, ix := range idx {
 			err := s.do(ctx, "create index on "+name+"."+field, func(ctx context.Context) error {
-				return s.c.CreateIndex(ctx, name, field, ix, false)
+				return s.c.CreateIndex(ctx, name, field, ix, true)
 			})
 			if err != nil && !strings.Contains(strings.ToLower(err.Error()), "already exist") {
 				return err
 			}
+		}
+		if err := s.checkIndexes(ctx, name, idx, chunks); err != nil {
+			return err
 		}
 	}
 	if err := s.checkSchema(ctx, name, schema(name), chunks); err != nil {
 		return err
 	}
 	return s.load(ctx, name)
+}
+
+// checkIndexes makes sure Milvus lists every index just created. Milvus Lite 2.5 (the C++
+// engine) accepts an HNSW or AUTOINDEX request on a dense field without error but builds
+// nothing (it supports FLAT only), and an unindexed vector field cannot be loaded; such a
+// field gets a FLAT index instead, with a warning. Any other missing index is an error.
+func (s *Store) checkIndexes(ctx context.Context, name string, want map[string]entity.Index, chunks bool) error {
+	for field := range want {
+		listed, err := s.hasIndex(ctx, name, field)
+		if err != nil {
+			return err
+		}
+		if listed {
+			continue
+		}
+		m, dense := s.byName[field]
+		if !chunks || !dense || s.denseIndex == string(entity.Flat) {
+			return fmt.Errorf("create index on %s.%s: Milvus accepted the request but lists no index", name, field)
+		}
+		s.log.Warn("Milvus did not build the requested dense index (Milvus Lite supports FLAT only); using FLAT",
+			"field", field, "requested", s.denseIndex)
+		s.flatFallback = true
+		mt, _ := metricType(m.Metric)
+		flat, ferr := entity.NewIndexFlat(mt)
+		if ferr != nil {
+			return fmt.Errorf("flat index for %s: %v", field, plain(ferr))
+		}
+		if err := s.do(ctx, "create index on "+name+"."+field, func(ctx context.Context) error {
+			return s.c.CreateIndex(ctx, name, field, flat, true)
+		}); err != nil {
+			return err
+		}
+		if listed, err = s.hasIndex(ctx, name, field); err != nil {
+			return err
+		} else if !listed {
+			return fmt.Errorf("create FLAT index on %s.%s: Milvus accepted the request but lists no index", name, field)
+		}
+	}
+	return nil
+}
+
+func (s *Store) hasIndex(ctx context.Context, name, field string) (bool, error) {
+	var idx []entity.Index
+	if err := s.do(ctx, "describe index on "+name+"."+field, func(ctx context.Context) (err error) {
+		idx, err = s.c.DescribeIndex(ctx, name, field)
+		return err
+	}); err != nil {
+		return false, err
+	}
+	return len(idx) > 0, nil
 }
 
 func (s *Store) load(ctx context.Context, name string) error {
@@ -705,6 +765,9 @@ func (s *Store) each(ctx context.Context, coll, expr string, fields []string, ba
 		var rs client.ResultSet
 		err := s.do(ctx, "scan "+coll, func(ctx context.Context) (err error) {
 			rs, err = it.Next(ctx)
+			if err != nil && noFieldData(err) {
+				err = io.EOF // an empty batch, as Milvus Lite 2.5 answers it (see query)
+			}
 			return err
 		})
 		if errors.Is(err, io.EOF) {

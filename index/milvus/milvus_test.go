@@ -724,8 +724,11 @@ func TestDenseIndexes(t *testing.T) {
 				t.Fatalf("Open: %v", err)
 			}
 			t.Cleanup(func() { dropAndClose(t, s) })
-			if got := string(s.fieldIndex["dense_a"]); got != kind {
-				t.Errorf("dense_a index = %q, want %q", got, kind)
+			// Milvus Lite 2.5 builds FLAT only; Open must then have noticed and said so.
+			if got := string(s.fieldIndex["dense_a"]); got != kind && !(got == "FLAT" && s.flatFallback) {
+				t.Errorf("dense_a index = %q (fallback %v), want %q", got, s.flatFallback, kind)
+			} else if got != kind {
+				t.Logf("%s requested, this engine built %s", kind, got)
 			}
 			d := makeDoc("d", "v1", testModels, nil, corpusTexts[2]...)
 			replace(t, s, d)

@@ -255,7 +255,7 @@ func (s *Store) Chunks(ctx context.Context, ids []string) ([]rag.Chunk, error) {
 		part := uniq[start:min(start+exprBatch, len(uniq))]
 		var rs client.ResultSet
 		if err := s.do(ctx, "read chunks", func(ctx context.Context) (err error) {
-			rs, err = s.c.Query(ctx, s.coll, nil, fChunkID+" in "+quoteList(part), chunkScalars)
+			rs, err = s.query(ctx, s.coll, nil, fChunkID+" in "+quoteList(part), chunkScalars)
 			return err
 		}); err != nil {
 			return nil, fmt.Errorf("chunks: %w", err)

@@ -402,7 +402,7 @@ func (s *Store) docChunks(ctx context.Context, docID string) ([]storedChunk, err
 	expr := fDocID + " == " + quote(docID)
 	var rs client.ResultSet
 	if err := s.do(ctx, "read chunks of "+docID, func(ctx context.Context) (err error) {
-		rs, err = s.c.Query(ctx, s.coll, nil, expr, storedFields, client.WithLimit(window))
+		rs, err = s.query(ctx, s.coll, nil, expr, storedFields, client.WithLimit(window))
 		return err
 	}); err != nil {
 		return nil, fmt.Errorf("read chunks: %w", err)
@@ -467,7 +467,7 @@ func (s *Store) records(ctx context.Context, ids []string) (map[string]docRecord
 		part := ids[start:min(start+exprBatch, len(ids))]
 		var rs client.ResultSet
 		if err := s.do(ctx, "read documents", func(ctx context.Context) (err error) {
-			rs, err = s.c.Query(ctx, s.docs, nil, fDocID+" in "+quoteList(part), recordFields)
+			rs, err = s.query(ctx, s.docs, nil, fDocID+" in "+quoteList(part), recordFields)
 			return err
 		}); err != nil {
 			return nil, err
@@ -580,7 +580,7 @@ func (s *Store) readDF(ctx context.Context, expr string) (map[uint32]int, error)
 	out := map[uint32]int{}
 	var rs client.ResultSet
 	if err := s.do(ctx, "read document frequencies", func(ctx context.Context) (err error) {
-		rs, err = s.c.Query(ctx, s.df, nil, expr, []string{fTerm, fDF})
+		rs, err = s.query(ctx, s.df, nil, expr, []string{fTerm, fDF})
 		return err
 	}); err != nil {
 		return nil, err
@@ -641,7 +641,7 @@ func (s *Store) allRecords(ctx context.Context, fields []string) ([]docRecord, e
 func (s *Store) repairIfPending(ctx context.Context) error {
 	var rs client.ResultSet
 	if err := s.do(ctx, "check pending writes", func(ctx context.Context) (err error) {
-		rs, err = s.c.Query(ctx, s.docs, nil, fPending+" == true", []string{fDocID}, client.WithLimit(1))
+		rs, err = s.query(ctx, s.docs, nil, fPending+" == true", []string{fDocID}, client.WithLimit(1))
 		return err
 	}); err != nil {
 		return err
@@ -912,7 +912,7 @@ func (s *Store) PutDense(ctx context.Context, model string, ids []string, vector
 		part := ids[start:min(start+exprBatch, len(ids))]
 		var rs client.ResultSet
 		if err := s.do(ctx, "read chunks", func(ctx context.Context) (err error) {
-			rs, err = s.c.Query(ctx, s.coll, nil, fChunkID+" in "+quoteList(part), fields)
+			rs, err = s.query(ctx, s.coll, nil, fChunkID+" in "+quoteList(part), fields)
 			return err
 		}); err != nil {
 			return fmt.Errorf("put dense: %w", err)

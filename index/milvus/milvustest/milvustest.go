@@ -1,6 +1,7 @@
 // Package milvustest gives tests a Milvus to talk to: the shared server named by
-// FOOTNOTE_MILVUS_TEST_ADDR (which .ci/run starts with deploy/milvus-lite.sh), or a private
-// Milvus Lite server a test starts, stops and restarts itself through the same script.
+// FOOTNOTE_MILVUS_TEST_ADDR (which deploy/test.sh starts with deploy/milvus-lite.sh), or a
+// private server a test starts, stops and restarts itself through the same script (the C++
+// engine unless FOOTNOTE_MILVUS_ENGINE=python).
 // Without a server a test skips with the reason, except under CI (CI=true), where that is a
 // failure.
 package milvustest
@@ -55,7 +56,7 @@ func Script() string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "..", "deploy", "milvus-lite.sh")
 }
 
-// Server is a private Milvus Lite server run through deploy/milvus-lite.sh.
+// Server is a private Milvus server run through deploy/milvus-lite.sh.
 type Server struct {
 	tb   testing.TB
 	dir  string
@@ -63,17 +64,33 @@ type Server struct {
 	env  []string
 }
 
+// EnvEngine selects the engine private servers run (deploy/milvus-lite.sh's
+// FOOTNOTE_MILVUS_ENGINE): "cpp" (the default, Milvus' C++ engine) or "python" (Milvus
+// Lite 3.x).
+const EnvEngine = "FOOTNOTE_MILVUS_ENGINE"
+
+// Engine is the engine private servers run.
+func Engine() string {
+	if e := os.Getenv(EnvEngine); e != "" {
+		return e
+	}
+	return "cpp"
+}
+
 // Start starts a private server on a free 127.0.0.1 port with its data in a temporary
-// directory, and stops it when the test ends. It needs Milvus Lite installed
+// directory, and stops it when the test ends. It needs the engine installed
 // (`deploy/milvus-lite.sh install`); without it the test skips, or fails under CI.
 func Start(tb testing.TB) *Server {
 	tb.Helper()
-	venv := filepath.Join(toolsDir(), "milvus-venv", "bin", "milvus-lite")
+	venv := filepath.Join(toolsDir(), "milvus-engine-venv", ".footnote-installed")
+	if Engine() == "python" {
+		venv = filepath.Join(toolsDir(), "milvus-venv", "bin", "milvus-lite")
+	}
 	if _, err := os.Stat(venv); err != nil {
 		if ci() {
-			tb.Fatalf("Milvus Lite is not installed under CI (%s missing): run `deploy/milvus-lite.sh install` first", venv)
+			tb.Fatalf("Milvus (%s engine) is not installed under CI (%s missing): run `deploy/milvus-lite.sh install` first", Engine(), venv)
 		}
-		tb.Skipf("skipping: Milvus Lite not installed (%s missing); run `deploy/milvus-lite.sh install`", venv)
+		tb.Skipf("skipping: Milvus (%s engine) not installed (%s missing); run `deploy/milvus-lite.sh install`", Engine(), venv)
 	}
 	s := &Server{tb: tb, dir: filepath.Join(tb.TempDir(), "milvus"), port: freePort(tb)}
 	s.Restart()

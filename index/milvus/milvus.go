@@ -386,14 +386,21 @@ func (s *Store) setUp(ctx context.Context, recreate bool) error {
 			return err
 		}
 	}
-	if err := s.ensure(ctx, s.coll, s.chunkSchema, s.chunkIndexes, true); err != nil {
+	if _, err := s.ensure(ctx, s.coll, s.chunkSchema, s.chunkIndexes, true); err != nil {
 		return err
 	}
-	if err := s.ensure(ctx, s.docs, docsSchema, dummyIndex, false); err != nil {
+	if _, err := s.ensure(ctx, s.docs, docsSchema, dummyIndex, false); err != nil {
 		return err
 	}
-	if err := s.ensure(ctx, s.df, dfSchema, dummyIndex, false); err != nil {
+	created, err := s.ensure(ctx, s.df, dfSchema, dummyIndex, false)
+	if err != nil {
 		return err
+	}
+	if created {
+		// A new corpus keeps totals from the start (see totals.go).
+		if err := s.writeTotals(ctx, totals{}); err != nil {
+			return err
+		}
 	}
 	// Search parameters depend on each dense field's actual index.
 	for _, m := range s.models {
@@ -426,13 +433,13 @@ func (s *Store) searchParam(field string, limit int) (entity.SearchParam, error)
 // ensure creates a collection with its indexes when it does not exist, checks its schema
 // when it does, and loads it.
 func (s *Store) ensure(ctx context.Context, name string, schema func(name string) *entity.Schema,
-	indexes func() (map[string]entity.Index, error), chunks bool) error {
+	indexes func() (map[string]entity.Index, error), chunks bool) (created bool, err error) {
 	var has bool
 	if err := s.do(ctx, "check collection "+name, func(ctx context.Context) (err error) {
 		has, err = s.c.HasCollection(ctx, name)
 		return err
 	}); err != nil {
-		return err
+		return false, err
 	}
 	if !has {
 		opts := []client.CreateCollectionOption{
@@ -448,11 +455,12 @@ func (s *Store) ensure(ctx context.Context, name string, schema func(name string
 			return s.c.CreateCollection(ctx, schema(name), 1, opts...)
 		})
 		if err != nil && !strings.Contains(strings.ToLower(err.Error()), "already exist") {
-			return err
+			return false, err
 		}
+		created = err == nil
 		idx, err := indexes()
 		if err != nil {
-			return err
+			return false, err
 		}
 		// Asynchronously: the SDK's synchronous CreateIndex polls DescribeIndex until the
 		// state is Finished, which Milvus Lite 2.5 (the C++ engine) never reports for an
@@ -465,17 +473,17 @@ func (s *Store) ensure(ctx context.Context, name string, schema func(name string
 				return s.c.CreateIndex(ctx, name, field, ix, true)
 			})
 			if err != nil && !strings.Contains(strings.ToLower(err.Error()), "already exist") {
-				return err
+				return false, err
 			}
 		}
 		if err := s.checkIndexes(ctx, name, idx, chunks); err != nil {
-			return err
+			return false, err
 		}
 	}
 	if err := s.checkSchema(ctx, name, schema(name), chunks); err != nil {
-		return err
+		return false, err
 	}
-	return s.load(ctx, name)
+	return created, s.load(ctx, name)
 }
 
 // checkIndexes makes sure Milvus lists every index just created. Milvus Lite 2.5 (the C++

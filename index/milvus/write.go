@@ -165,6 +165,13 @@ func (s *Store) Replace(ctx context.Context, doc rag.Document, chunks []index.En
 	if err := s.applyDF(ctx, delta); err != nil {
 		return fmt.Errorf("replace %s: %w", doc.ID, err)
 	}
+	tot := totals{docs: 1, chunks: len(chunks), terms: terms}
+	if found && !cur.deleted {
+		tot = totals{chunks: len(chunks) - cur.chunks, terms: terms - cur.terms}
+	}
+	if err := s.addTotals(ctx, tot); err != nil {
+		return fmt.Errorf("replace %s: %w", doc.ID, err)
+	}
 
 	// 5. Delete the rows of earlier versions.
 	stale := make([]string, 0, len(existing))
@@ -219,6 +226,11 @@ func (s *Store) Delete(ctx context.Context, docID string) error {
 	}
 	if err := s.applyDF(ctx, delta); err != nil {
 		return fmt.Errorf("delete %s: %w", docID, err)
+	}
+	if found && !cur.deleted {
+		if err := s.addTotals(ctx, totals{docs: -1, chunks: -cur.chunks, terms: -cur.terms}); err != nil {
+			return fmt.Errorf("delete %s: %w", docID, err)
+		}
 	}
 	if err := s.deleteChunks(ctx, pks); err != nil {
 		return fmt.Errorf("delete %s: %w", docID, err)
@@ -697,7 +709,7 @@ func (s *Store) repair(ctx context.Context) error {
 		return fmt.Errorf("repair: %w", err)
 	}
 	stored := map[uint32]int{}
-	err = s.each(ctx, s.df, "", []string{fTerm, fDF}, scanBatch*10, func(rs client.ResultSet) error {
+	err = s.each(ctx, s.df, dfOnly, []string{fTerm, fDF}, scanBatch*10, func(rs client.ResultSet) error {
 		r := newRows(rs)
 		for i := 0; i < r.n; i++ {
 			stored[uint32(r.int(fTerm, i))] = r.int(fDF, i)
@@ -723,6 +735,17 @@ func (s *Store) repair(ctx context.Context) error {
 		return fmt.Errorf("repair: %w", err)
 	}
 	if err := s.deleteDF(ctx, del); err != nil {
+		return fmt.Errorf("repair: %w", err)
+	}
+	var tot totals
+	for _, r := range recs {
+		if !r.deleted {
+			tot.docs++
+			tot.chunks += r.chunks
+			tot.terms += r.terms
+		}
+	}
+	if err := s.writeTotals(ctx, tot); err != nil {
 		return fmt.Errorf("repair: %w", err)
 	}
 	var tombs []string
@@ -772,7 +795,7 @@ func (s *Store) Stats(ctx context.Context) (index.Stats, error) {
 	if pending > 0 {
 		s.log.Warn("statistics may be off: a write is in progress or did not finish", "pending_documents", pending)
 	}
-	err = s.each(ctx, s.df, "", []string{fTerm, fDF}, scanBatch*10, func(rs client.ResultSet) error {
+	err = s.each(ctx, s.df, dfOnly, []string{fTerm, fDF}, scanBatch*10, func(rs client.ResultSet) error {
 		r := newRows(rs)
 		for i := 0; i < r.n; i++ {
 			st.DF[uint32(r.int(fTerm, i))] = r.int(fDF, i)

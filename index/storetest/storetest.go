@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -159,6 +160,40 @@ func checkStats(t *testing.T, s index.Store, want index.Stats) {
 	}
 	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("Stats mismatch (-want +got):\n%s", diff)
+	}
+	// The cheap paths (health, placeholders, BM25 query encoding) must agree with Stats.
+	if c, ok := s.(index.Counter); ok {
+		counts, err := c.Counts(t.Context())
+		if err != nil {
+			t.Fatalf("Counts: %v", err)
+		}
+		w := want
+		w.DF = nil
+		if diff := cmp.Diff(w, counts, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("Counts disagree with Stats (-want +got):\n%s", diff)
+		}
+	}
+	if q, ok := s.(index.QueryStatser); ok {
+		// Every stored term, one absent term and a duplicate.
+		terms := []uint32{12345}
+		for term := range want.DF {
+			terms = append(terms, term, term)
+		}
+		n, df, err := q.QueryStats(t.Context(), terms)
+		if err != nil {
+			t.Fatalf("QueryStats: %v", err)
+		}
+		if n != want.Chunks {
+			t.Errorf("QueryStats N = %d, want %d", n, want.Chunks)
+		}
+		wdf := maps.Clone(want.DF)
+		delete(wdf, 12345)
+		if _, ok := want.DF[12345]; ok {
+			wdf[12345] = want.DF[12345]
+		}
+		if diff := cmp.Diff(wdf, df, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("QueryStats document frequencies (-want +got):\n%s", diff)
+		}
 	}
 }
 

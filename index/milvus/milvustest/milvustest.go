@@ -24,6 +24,11 @@ import (
 // EnvAddr names the variable holding the shared test server's address.
 const EnvAddr = "FOOTNOTE_MILVUS_TEST_ADDR"
 
+// EnvAddrLite3 optionally names a second shared server running Milvus Lite 3.x (the
+// pure-Python engine), for suites that also run against it (deploy/test.sh starts one
+// with FOOTNOTE_MILVUS_TEST_LITE3=1).
+const EnvAddrLite3 = "FOOTNOTE_MILVUS_TEST_ADDR_LITE3"
+
 // Addr returns the shared test server's address, or skips (fails under CI) without one.
 func Addr(tb testing.TB) string {
 	tb.Helper()

@@ -21,6 +21,7 @@ import (
 	"github.com/footnote-dev/footnote/adapters/httpapi"
 	"github.com/footnote-dev/footnote/adapters/slack"
 	"github.com/footnote-dev/footnote/bot"
+	"github.com/footnote-dev/footnote/index"
 	"github.com/footnote-dev/footnote/rag"
 )
 
@@ -84,13 +85,13 @@ func (a *app) newMain(ctx context.Context) (*Main, error) {
 			// The answer path degrades rather than fails without an LLM or dense models
 			// (extractive answers, BM25), so only the store decides health.
 			h := map[string]string{"store": "ok"}
-			if _, err := st.Stats(ctx); err != nil {
+			if _, err := index.Counts(ctx, st); err != nil {
 				h["store"] = "unreachable: " + err.Error()
 			}
 			return h
 		},
 		Stats: func(ctx context.Context) (any, error) {
-			s, err := st.Stats(ctx)
+			s, err := index.Counts(ctx, st)
 			if err != nil {
 				return nil, err
 			}
@@ -181,7 +182,7 @@ func (a *app) documentCount(ctx context.Context) int {
 	if a.comp == nil || a.comp.store == nil {
 		return 0
 	}
-	s, err := a.comp.store.Stats(ctx)
+	s, err := index.Counts(ctx, a.comp.store)
 	if err != nil {
 		return 0
 	}

@@ -184,4 +184,3 @@ func serverRSS() int64 {
 	}
 	return 0
 }
-

@@ -118,6 +118,12 @@ func NewQueryEncoder(p Params, n int, df map[uint32]int) *QueryEncoder {
 	return &QueryEncoder{p: p.withDefaults(), n: n, df: df}
 }
 
+// QueryTerms returns the distinct hashed terms of a query, ascending: the terms whose
+// document frequencies EncodeQuery looks up, so a store can be asked for just these.
+func QueryTerms(text string) []uint32 {
+	return countTerms(Analyze(text)).Indices
+}
+
 // EncodeQuery returns the query's sparse vector: each distinct analysed term weighted by
 // its IDF times its multiplicity in the query, so that the inner product with a Document
 // vector is the BM25 score. Terms absent from the corpus still get an IDF; they match

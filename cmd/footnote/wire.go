@@ -168,10 +168,11 @@ func (a *app) openStore(ctx context.Context, models []rag.ModelInfo, rebuild boo
 		return milvus.Open(ctx, milvus.Config{
 			Addr: a.cfg.MilvusAddr, Token: string(a.cfg.MilvusToken), User: a.cfg.MilvusUser,
 			Password: string(a.cfg.MilvusPassword), DB: a.cfg.MilvusDB, TLS: a.cfg.MilvusTLS,
-			Corpus: a.cfg.Corpus, Models: models, Recreate: rebuild, Logger: a.log,
+			Corpus: a.cfg.Corpus, Models: models, Recreate: rebuild, BM25: a.bm25Params(), Logger: a.log,
 		})
 	}
-	return embedded.Open(ctx, embedded.Config{Dir: a.cfg.DataDir, Corpus: a.cfg.Corpus, Models: models, Rebuild: rebuild, Logger: a.log})
+	return embedded.Open(ctx, embedded.Config{Dir: a.cfg.DataDir, Corpus: a.cfg.Corpus, Models: models, Rebuild: rebuild,
+		BM25: a.bm25Params(), Logger: a.log})
 }
 
 // open builds the components a command needs, once.

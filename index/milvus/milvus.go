@@ -58,6 +58,7 @@ import (
 	"github.com/milvus-io/milvus-sdk-go/v2/entity"
 
 	"github.com/footnote-dev/footnote/rag"
+	"github.com/footnote-dev/footnote/rag/bm25"
 )
 
 // SchemaVersion is the layout of the collections this package writes. A collection with
@@ -99,6 +100,10 @@ type Config struct {
 	// embedded store, fine up to a few hundred thousand chunks) or "AUTOINDEX" (Zilliz
 	// Cloud). An existing collection keeps the index it was built with.
 	DenseIndex string
+	// BM25 are the parameters the chunks' BM25 vectors are weighted with (the indexer
+	// must use the same). A new collection records them; opening one recorded with other
+	// ones fails with an error wrapping bm25.ErrParamsChanged. Zero means the defaults.
+	BM25 bm25.Params
 	// Logger receives lifecycle and retry messages; nil discards them.
 	Logger *slog.Logger
 }
@@ -113,7 +118,8 @@ type Store struct {
 	coll, docs, df string
 	models         []rag.ModelInfo
 	byName         map[string]rag.ModelInfo
-	denseIndex     string                      // for new collections
+	denseIndex     string // for new collections
+	bm25           bm25.Params
 	fieldIndex     map[string]entity.IndexType // dense field -> its index type, found at Open
 	flatFallback   bool                        // the engine built FLAT instead of denseIndex (Milvus Lite)
 
@@ -270,6 +276,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		models:     models,
 		byName:     byName,
 		denseIndex: denseIndex,
+		bm25:       cfg.BM25,
 		fieldIndex: map[string]entity.IndexType{},
 	}
 
@@ -401,6 +408,9 @@ func (s *Store) setUp(ctx context.Context, recreate bool) error {
 		if err := s.writeTotals(ctx, totals{}); err != nil {
 			return err
 		}
+	}
+	if err := s.checkBM25(ctx, created); err != nil {
+		return err
 	}
 	// Search parameters depend on each dense field's actual index.
 	for _, m := range s.models {

@@ -3,9 +3,11 @@ package milvus
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync/atomic"
 
 	"github.com/footnote-dev/footnote/index"
+	"github.com/footnote-dev/footnote/rag/bm25"
 )
 
 // Corpus totals (documents, chunks, terms) are kept as three rows of the df collection
@@ -156,4 +158,49 @@ func (s *Store) QueryStats(ctx context.Context, terms []uint32) (int, map[uint32
 		}
 	}
 	return t.chunks, df, nil
+}
+
+// The BM25 parameters the stored vectors were weighted with (bm25.Setting) are kept as
+// df collection rows too, because Milvus Lite 2.5 keeps no collection properties: k1 and
+// b in millionths, and the length normalisation as a code.
+const (
+	keyK1     int64 = -4
+	keyB      int64 = -5
+	keyLength int64 = -6
+)
+
+// lengthCodes numbers the length normalisations bm25 knows.
+var lengthCodes = map[string]int64{bm25.LengthNorm: 1}
+
+func micro(x float64) int64 { return int64(math.Round(x * 1e6)) }
+
+// checkBM25 refuses a corpus recorded with other BM25 parameters than configured; a new
+// corpus records them, and so does one from before they were recorded (with a warning
+// that they could not be checked).
+func (s *Store) checkBM25(ctx context.Context, created bool) error {
+	want := s.bm25.Setting()
+	rows, err := s.queryDF(ctx, fTerm+" in "+intList([]int64{keyK1, keyB, keyLength}))
+	if err != nil {
+		return err
+	}
+	if len(rows) == 3 {
+		got := bm25.Setting{K1: float64(rows[keyK1]) / 1e6, B: float64(rows[keyB]) / 1e6}
+		for name, code := range lengthCodes {
+			if code == rows[keyLength] {
+				got.Length = name
+			}
+		}
+		if got.Length == "" {
+			got.Length = fmt.Sprintf("unknown (%d)", rows[keyLength])
+		}
+		if micro(got.K1) == micro(want.K1) && micro(got.B) == micro(want.B) && got.Length == want.Length {
+			return nil
+		}
+		return s.bm25.Check("collection "+s.coll, got.Encode())
+	}
+	if !created {
+		s.log.Warn("collection was indexed before footnote recorded its BM25 parameters; recording the configured ones",
+			"k1", want.K1, "b", want.B)
+	}
+	return s.writeDF(ctx, []int64{keyK1, keyB, keyLength}, []int64{micro(want.K1), micro(want.B), lengthCodes[want.Length]})
 }

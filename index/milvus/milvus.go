@@ -122,6 +122,7 @@ type Store struct {
 	bm25           bm25.Params
 	fieldIndex     map[string]entity.IndexType // dense field -> its index type, found at Open
 	flatFallback   bool                        // the engine built FLAT instead of denseIndex (Milvus Lite)
+	pageBreaks     bool                        // the chunk collection has fBreaks (false: built before it)
 
 	wmu   sync.Mutex  // serialises Replace, Delete, PutDense and Repair
 	dirty atomic.Bool // written since the last Flush
@@ -149,7 +150,8 @@ const (
 	fName      = "name"
 	fTitle     = "title"
 	fBM25      = "bm25"
-	hasPrefix  = "has_" // has_<model>: whether the row holds that model's vector
+	fBreaks    = "page_breaks" // rag.Chunk.PageBreaks as a JSON array; absent in collections from before it
+	hasPrefix  = "has_"        // has_<model>: whether the row holds that model's vector
 
 	// documents collection
 	fDoc     = "doc" // rag.Document as JSON
@@ -182,7 +184,7 @@ var chunkScalars = []string{fPK, fChunkID, fDocID, fVersion, fIndex, fText, fTok
 var reserved = map[string]bool{}
 
 func init() {
-	for _, f := range append(slices.Clone(chunkScalars), fTerms, fSection0, fBM25) {
+	for _, f := range append(slices.Clone(chunkScalars), fTerms, fSection0, fBM25, fBreaks) {
 		reserved[f] = true
 	}
 }
@@ -278,6 +280,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		denseIndex: denseIndex,
 		bm25:       cfg.BM25,
 		fieldIndex: map[string]entity.IndexType{},
+		pageBreaks: true,
 	}
 
 	ccfg := client.Config{
@@ -601,11 +604,31 @@ func (s *Store) checkSchema(ctx context.Context, name string, want *entity.Schem
 			ErrSchemaMismatch, name, describeModels(stored), describeModels(s.models), diff, rebuild)
 	}
 	for _, f := range want.Fields {
+		if f.Name == fBreaks && have[f.Name] == nil {
+			// Page breaks came later; an older collection stays readable without them.
+			s.pageBreaks = false
+			s.log.Warn("collection predates page breaks: citations point to page ranges; "+
+				"run `footnote index --rebuild` for page-precise citations", "collection", name)
+			continue
+		}
 		if have[f.Name] == nil || have[f.Name].DataType != f.DataType {
 			return fmt.Errorf("%w: collection %s lacks field %s (%s); %s", ErrSchemaMismatch, name, f.Name, f.DataType.Name(), rebuild)
 		}
 	}
 	return nil
+}
+
+// legacyChunkSchema makes new chunk collections as footnote did before page breaks, so
+// tests can check that such collections stay readable.
+var legacyChunkSchema = false
+
+// scalars are the chunk fields to read for a hit or a chunk.
+func (s *Store) scalars() []string {
+	out := slices.Clone(chunkScalars)
+	if s.pageBreaks {
+		out = append(out, fBreaks)
+	}
+	return out
 }
 
 // modelDiff describes how two model sets differ; "" means they match. Metrics are compared
@@ -693,6 +716,9 @@ func (s *Store) chunkSchema(name string) *entity.Schema {
 		WithField(varchar(fSource, maxPath)).
 		WithField(varchar(fName, maxName)).
 		WithField(varchar(fTitle, maxPath))
+	if !legacyChunkSchema {
+		sc.WithField(varchar(fBreaks, maxSection))
+	}
 	for _, m := range s.models {
 		sc.WithField(entity.NewField().WithName(m.Name).WithDataType(entity.FieldTypeFloatVector).WithDim(int64(m.Dim)))
 		// Milvus 2.4 has no nullable vectors: a chunk still waiting for this model's vector

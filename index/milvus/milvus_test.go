@@ -742,3 +742,32 @@ func TestDenseIndexes(t *testing.T) {
 		t.Errorf("Open with an unsupported index: %v", err)
 	}
 }
+
+// TestLegacyCollectionWithoutPageBreaks: a chunk collection from before page breaks opens,
+// takes writes and answers searches (without page breaks) rather than demanding a rebuild.
+func TestLegacyCollectionWithoutPageBreaks(t *testing.T) {
+	addr := milvustest.Addr(t)
+	corpus := milvustest.Corpus(t)
+	legacyChunkSchema = true
+	old, err := Open(t.Context(), Config{Addr: addr, Corpus: corpus, Models: testModels, Timeout: 20 * time.Second})
+	legacyChunkSchema = false
+	if err != nil {
+		t.Fatalf("Open (legacy schema): %v", err)
+	}
+	old.Close()
+	s := open(t, addr, corpus, testModels)
+	if s.pageBreaks {
+		t.Fatal("a collection without the page_breaks field was opened as having it")
+	}
+	d := makeDoc("a", "v1", testModels, nil, corpusTexts[0]...)
+	d.chunks[0].PageBreaks = []int{5}
+	replace(t, s, d)
+	got, err := s.Chunks(t.Context(), []string{d.chunks[0].ID})
+	if err != nil || len(got) != 1 || got[0].Text != d.chunks[0].Text || got[0].PageBreaks != nil {
+		t.Errorf("Chunks on a legacy collection = %+v, %v; want the chunk without page breaks", got, err)
+	}
+	hits, err := s.Search(t.Context(), rag.SearchRequest{Dense: []rag.DenseQuery{{Model: "dense_a", Vector: fakeVec(corpusTexts[0][0], 8)}}, Limit: 1, WithVectors: true})
+	if err != nil || len(hits) != 1 || len(hits[0].Vectors["dense_a"]) != 8 {
+		t.Errorf("search with vectors on a legacy collection = %v, %v", hits, err)
+	}
+}

@@ -26,3 +26,11 @@ func TestConformance(t *testing.T) {
 		})
 	}
 }
+
+// TestVectorsAndPageBreaks runs the stored-vector and page-break contracts on Milvus.
+func TestVectorsAndPageBreaks(t *testing.T) {
+	addr := milvustest.Addr(t)
+	storetest.VectorsAndPageBreaks(t, func(t *testing.T, models []rag.ModelInfo) index.Store {
+		return open(t, addr, milvustest.Corpus(t), models)
+	})
+}

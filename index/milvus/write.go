@@ -301,7 +301,7 @@ func (s *Store) chunkColumns(doc rag.Document, version string, chunks []index.En
 	n := len(chunks)
 	str := func() []string { return make([]string, 0, n) }
 	num := func() []int64 { return make([]int64, 0, n) }
-	pks, ids, docIDs, versions, texts, sections, section0s, sources, names, titles := str(), str(), str(), str(), str(), str(), str(), str(), str(), str()
+	pks, ids, docIDs, versions, texts, sections, section0s, sources, names, titles, breaks := str(), str(), str(), str(), str(), str(), str(), str(), str(), str(), str()
 	idx, tokens, terms, ps, pe, ls, le, cs, ce := num(), num(), num(), num(), num(), num(), num(), num(), num()
 	sparse := make([]entity.SparseEmbedding, 0, n)
 	dense := make(map[string][][]float32, len(s.models))
@@ -314,6 +314,14 @@ func (s *Store) chunkColumns(doc rag.Document, version string, chunks []index.En
 		if len(sec) > maxSection {
 			return nil, fmt.Errorf("chunk %s: section path is %d bytes of JSON, limit %d", c.ID, len(sec), maxSection)
 		}
+		br, err := json.Marshal(c.PageBreaks)
+		if err != nil {
+			return nil, fmt.Errorf("chunk %s page breaks: %v", c.ID, err)
+		}
+		if len(br) > maxSection {
+			return nil, fmt.Errorf("chunk %s: page breaks are %d bytes of JSON, limit %d", c.ID, len(br), maxSection)
+		}
+		breaks = append(breaks, string(br))
 		var first string
 		if len(c.Section) > 0 {
 			first = truncate(c.Section[0], maxPath)
@@ -373,6 +381,9 @@ func (s *Store) chunkColumns(doc rag.Document, version string, chunks []index.En
 		entity.NewColumnVarChar(fName, names),
 		entity.NewColumnVarChar(fTitle, titles),
 		entity.NewColumnSparseVectors(fBM25, sparse),
+	}
+	if s.pageBreaks {
+		cols = append(cols, entity.NewColumnVarChar(fBreaks, breaks))
 	}
 	for _, m := range s.models {
 		cols = append(cols, entity.NewColumnFloatVector(m.Name, m.Dim, dense[m.Name]),
@@ -874,7 +885,7 @@ func (s *Store) MissingDense(ctx context.Context, model string, limit int) ([]ra
 		return nil, s.unknownModel(model)
 	}
 	var out []rag.Chunk
-	err := s.each(ctx, s.coll, hasPrefix+model+" == false", chunkScalars, scanBatch, func(rs client.ResultSet) error {
+	err := s.each(ctx, s.coll, hasPrefix+model+" == false", s.scalars(), scanBatch, func(rs client.ResultSet) error {
 		r := newRows(rs)
 		vis, err := s.visibleRows(ctx, r)
 		if err != nil {
@@ -922,7 +933,7 @@ func (s *Store) PutDense(ctx context.Context, model string, ids []string, vector
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	s.dirty.Store(true)
-	fields := append(slices.Clone(chunkScalars), fTerms, fSection0, fBM25)
+	fields := append(s.scalars(), fTerms, fSection0, fBM25)
 	for _, mm := range s.models {
 		fields = append(fields, mm.Name, hasPrefix+mm.Name)
 	}

@@ -54,6 +54,8 @@ type Config struct {
 	MaxGap     float64 `yaml:"max_gap" env:"FOOTNOTE_MAX_GAP"`
 	RRFK       int     `yaml:"rrf_k" env:"FOOTNOTE_RRF_K"`
 	DocWeight  float64 `yaml:"doc_weight" env:"FOOTNOTE_DOC_WEIGHT"`
+	// Index-time settings: they weight the stored BM25 vectors and are recorded with the
+	// corpus, which refuses other values until `footnote index --rebuild`.
 	BM25K1     float64 `yaml:"bm25_k1" env:"FOOTNOTE_BM25_K1"`
 	BM25B      float64 `yaml:"bm25_b" env:"FOOTNOTE_BM25_B"`
 

@@ -14,7 +14,9 @@ import (
 	"github.com/footnote-dev/footnote/rag"
 )
 
-// Params are the BM25 constants.
+// Params are the BM25 constants. They act in Document only, i.e. when a chunk is indexed
+// (a query vector is IDF alone), so they belong to an index: stores record them (Setting)
+// and refuse others (Check).
 type Params struct {
 	K1 float64 // term-frequency saturation; zero means 1.5
 	B  float64 // length normalisation; zero means 0.75

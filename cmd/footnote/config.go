@@ -54,9 +54,7 @@ type Config struct {
 	MaxGap     float64 `yaml:"max_gap" env:"FOOTNOTE_MAX_GAP"`
 	RRFK       int     `yaml:"rrf_k" env:"FOOTNOTE_RRF_K"`
 	DocWeight  float64 `yaml:"doc_weight" env:"FOOTNOTE_DOC_WEIGHT"`
-	// Index-time settings: they weight the stored BM25 vectors and are recorded with the
-	// corpus, which refuses other values until `footnote index --rebuild`.
-	BM25K1     float64 `yaml:"bm25_k1" env:"FOOTNOTE_BM25_K1"`
+	BM25K1     float64 `yaml:"bm25_k1" env:"FOOTNOTE_BM25_K1"` // k1 and b are index-time: recorded with the corpus (rag/bm25.Params)
 	BM25B      float64 `yaml:"bm25_b" env:"FOOTNOTE_BM25_B"`
 
 	MilvusAddr     string `yaml:"milvus_addr" env:"FOOTNOTE_MILVUS_ADDR"`

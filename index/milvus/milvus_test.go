@@ -771,3 +771,42 @@ func TestLegacyCollectionWithoutPageBreaks(t *testing.T) {
 		t.Errorf("search with vectors on a legacy collection = %v, %v", hits, err)
 	}
 }
+
+// TestTotalsOfOlderCollections: a collection without corpus totals (written before they
+// were kept) is counted from its records, and Repair records the totals.
+func TestTotalsOfOlderCollections(t *testing.T) {
+	s := open(t, milvustest.Addr(t), milvustest.Corpus(t), testModels)
+	docs := []testDoc{makeDoc("a", "v1", testModels, nil, corpusTexts[0]...), makeDoc("b", "v1", testModels, nil, corpusTexts[1]...)}
+	for _, d := range docs {
+		replace(t, s, d)
+	}
+	want := wantStats(docs...)
+	want.DF = nil
+	if err := s.deleteDF(t.Context(), []int64{totDocs, totChunks, totTerms}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok, err := s.readTotals(t.Context(), nil); err != nil || ok {
+		t.Fatalf("totals still there after deleting them: %v", err)
+	}
+	got, err := s.Counts(t.Context())
+	if err != nil {
+		t.Fatalf("Counts without totals: %v", err)
+	}
+	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("Counts without totals (-want +got):\n%s", diff)
+	}
+	// A write keeps working (it leaves absent totals absent)…
+	replace(t, s, makeDoc("a", "v2", testModels, nil, corpusTexts[2]...))
+	// …and Repair records them.
+	if err := s.Repair(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	tot, _, ok, err := s.readTotals(t.Context(), nil)
+	if err != nil || !ok {
+		t.Fatalf("no totals after Repair: %v", err)
+	}
+	want = wantStats(makeDoc("a", "v2", testModels, nil, corpusTexts[2]...), docs[1])
+	if tot.docs != want.Documents || tot.chunks != want.Chunks || tot.terms != want.Terms {
+		t.Errorf("totals after Repair = %+v, want %d documents, %d chunks, %d terms", tot, want.Documents, want.Chunks, want.Terms)
+	}
+}

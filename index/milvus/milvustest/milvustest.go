@@ -35,7 +35,7 @@ func Addr(tb testing.TB) string {
 	addr := os.Getenv(EnvAddr)
 	if addr == "" {
 		if ci() {
-			tb.Fatalf("%s is not set under CI: .ci/run must start Milvus Lite (deploy/milvus-lite.sh start DIR PORT) and export it", EnvAddr)
+			tb.Fatalf("%s is not set under CI: deploy/test.sh must start Milvus (deploy/milvus-lite.sh start DIR PORT) and export it", EnvAddr)
 		}
 		tb.Skipf("skipping: %s not set (start one with `deploy/milvus-lite.sh start DIR PORT` and export %s=127.0.0.1:PORT)", EnvAddr, EnvAddr)
 	}

@@ -124,8 +124,9 @@ type Store struct {
 	flatFallback   bool                        // the engine built FLAT instead of denseIndex (Milvus Lite)
 	pageBreaks     bool                        // the chunk collection has fBreaks (false: built before it)
 
-	wmu   sync.Mutex  // serialises Replace, Delete, PutDense and Repair
-	dirty atomic.Bool // written since the last Flush
+	wmu          sync.Mutex  // serialises Replace, Delete, PutDense and Repair
+	dirty        atomic.Bool // written since the last Flush
+	warnedTotals atomic.Bool // Counts warned once that the collection keeps no totals
 }
 
 // Field names of the chunk collection. Dense fields are named after their model.

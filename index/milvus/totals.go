@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sync/atomic"
 
 	"github.com/footnote-dev/footnote/index"
 	"github.com/footnote-dev/footnote/rag/bm25"
@@ -111,10 +110,8 @@ func (s *Store) Counts(ctx context.Context) (index.Stats, error) {
 	return index.Stats{Documents: t.docs, Chunks: t.chunks, Terms: t.terms}, nil
 }
 
-var warnedNoTotals atomic.Bool
-
 func (s *Store) countRecords(ctx context.Context) (index.Stats, error) {
-	if warnedNoTotals.CompareAndSwap(false, true) {
+	if s.warnedTotals.CompareAndSwap(false, true) {
 		s.log.Warn("collection keeps no corpus totals (written by an older footnote): counting document records; " +
 			"run `footnote index --repair` once to record them")
 	}

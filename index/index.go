@@ -58,3 +58,27 @@ type Store interface {
 
 	Close() error
 }
+
+// Counter is implemented by stores that count their corpus (Stats without DF) cheaply,
+// for health checks and "Searching N papers…" placeholders.
+type Counter interface {
+	Counts(ctx context.Context) (Stats, error)
+}
+
+// QueryStatser is implemented by stores that answer what a BM25 query encoder needs for
+// one query — the chunk count N and the document frequencies of the query's terms (absent:
+// in no chunk) — without reading the whole vocabulary.
+type QueryStatser interface {
+	QueryStats(ctx context.Context, terms []uint32) (chunks int, df map[uint32]int, err error)
+}
+
+// Counts returns the store's corpus totals: Counter's cheap path when the store has one,
+// else Stats without its document frequencies.
+func Counts(ctx context.Context, s Store) (Stats, error) {
+	if c, ok := s.(Counter); ok {
+		return c.Counts(ctx)
+	}
+	st, err := s.Stats(ctx)
+	st.DF = nil
+	return st, err
+}

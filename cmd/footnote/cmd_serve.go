@@ -23,6 +23,7 @@ import (
 	"github.com/footnote-dev/footnote/adapters/httpapi"
 	"github.com/footnote-dev/footnote/adapters/slack"
 	"github.com/footnote-dev/footnote/bot"
+	"github.com/footnote-dev/footnote/index"
 )
 
 func (a *app) serveCommand() *cobra.Command {
@@ -90,7 +91,7 @@ func (a *app) newMain(ctx context.Context) (*Main, error) {
 	m := &Main{log: a.log, bot: b, shutdown: 30 * time.Second, health: map[string]func(context.Context) string{}}
 	m.runners = append(m.runners, b.Run)
 	m.health["store"] = func(ctx context.Context) string {
-		if _, err := st.Stats(ctx); err != nil {
+		if _, err := index.Counts(ctx, st); err != nil {
 			return "degraded: store unreachable: " + err.Error()
 		}
 		return "ok"
@@ -107,7 +108,7 @@ func (a *app) newMain(ctx context.Context) (*Main, error) {
 		Asker: p, Retriever: p, Catalog: st, Core: b, Token: string(a.cfg.APIToken),
 		Health: m.components,
 		Stats: func(ctx context.Context) (any, error) {
-			s, err := st.Stats(ctx)
+			s, err := index.Counts(ctx, st)
 			if err != nil {
 				return nil, err
 			}
@@ -286,7 +287,7 @@ func (a *app) documentCount(ctx context.Context) int {
 	if a.comp == nil || a.comp.store == nil {
 		return 0
 	}
-	s, err := a.comp.store.Stats(ctx)
+	s, err := index.Counts(ctx, a.comp.store)
 	if err != nil {
 		return 0
 	}

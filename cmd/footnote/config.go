@@ -61,7 +61,7 @@ type Config struct {
 	// FusedWeight) when reranking by similarity; 0 orders by the reranker alone. Fitted
 	// with weighted fusion and the similarity scorer; a cross-encoder ignores it.
 	FusedWeight float64 `yaml:"fused_weight" env:"FOOTNOTE_FUSED_WEIGHT"`
-	BM25K1      float64 `yaml:"bm25_k1" env:"FOOTNOTE_BM25_K1"`
+	BM25K1      float64 `yaml:"bm25_k1" env:"FOOTNOTE_BM25_K1"` // k1 and b are index-time: recorded with the corpus (rag/bm25.Params)
 	BM25B       float64 `yaml:"bm25_b" env:"FOOTNOTE_BM25_B"`
 
 	MilvusAddr     string `yaml:"milvus_addr" env:"FOOTNOTE_MILVUS_ADDR"`

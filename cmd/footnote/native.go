@@ -94,7 +94,7 @@ func (a *app) routePipeline(ctx context.Context, r RouteConfig) (*rag.Pipeline, 
 		}
 		a.onClose(st.Close)
 		sub.comp.store = st
-		if s, err := st.Stats(ctx); err == nil && s.Documents == 0 {
+		if s, err := index.Counts(ctx, st); err == nil && s.Documents == 0 {
 			a.log.Warn("a route's corpus holds no documents: its questions will be answered \"Not found\" until it is indexed",
 				"corpus", r.Corpus, "line", r.Line, "index_with", "FOOTNOTE_CORPUS="+r.Corpus+" footnote index <folder>")
 		}
@@ -135,7 +135,7 @@ func (a *app) library(b *bot.Bot) bot.Library {
 			ov.Documents = append(ov.Documents, bot.DocSummary{ID: d.ID, Name: d.Name, Title: d.Title, Kind: d.Kind,
 				Pages: d.Pages, Lines: d.Lines, IndexedAt: d.IndexedAt})
 		}
-		if s, err := a.comp.store.Stats(ctx); err == nil {
+		if s, err := index.Counts(ctx, a.comp.store); err == nil {
 			ov.Chunks = s.Chunks
 		}
 		if st, err := b.Stats(ctx); err == nil {

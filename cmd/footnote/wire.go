@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -169,10 +170,11 @@ func (a *app) openStore(ctx context.Context, models []rag.ModelInfo, rebuild boo
 		return milvus.Open(ctx, milvus.Config{
 			Addr: a.cfg.MilvusAddr, Token: string(a.cfg.MilvusToken), User: a.cfg.MilvusUser,
 			Password: string(a.cfg.MilvusPassword), DB: a.cfg.MilvusDB, TLS: a.cfg.MilvusTLS,
-			Corpus: a.cfg.Corpus, Models: models, Recreate: rebuild, Logger: a.log,
+			Corpus: a.cfg.Corpus, Models: models, Recreate: rebuild, BM25: a.bm25Params(), Logger: a.log,
 		})
 	}
-	return embedded.Open(ctx, embedded.Config{Dir: a.cfg.DataDir, Corpus: a.cfg.Corpus, Models: models, Rebuild: rebuild, Logger: a.log})
+	return embedded.Open(ctx, embedded.Config{Dir: a.cfg.DataDir, Corpus: a.cfg.Corpus, Models: models, Rebuild: rebuild,
+		BM25: a.bm25Params(), Logger: a.log})
 }
 
 // open builds the components a command needs, once.
@@ -241,7 +243,7 @@ func (a *app) pipeline(ctx context.Context) (*rag.Pipeline, error) {
 	cfg := rag.Config{
 		Searcher:         c.store,
 		Embedders:        c.embedders,
-		Sparse:           sparseSource(c.store, a.bm25Params()),
+		Sparse:           sparseSource(c.store, a.bm25Params(), a.log),
 		Reranker:         c.reranker,
 		Candidates:       a.cfg.Candidates,
 		RerankTop:        a.cfg.RerankTop,
@@ -265,10 +267,17 @@ func (a *app) pipeline(ctx context.Context) (*rag.Pipeline, error) {
 	return p, nil
 }
 
-// sparseSource serves BM25 query encoders built from the store's statistics. The document
-// frequencies are re-read only when the corpus changed (chunk or term totals moved), and at
-// most once a second, so a re-index by another process is seen without a restart.
-func sparseSource(st index.Store, p bm25.Params) func(ctx context.Context) (rag.SparseEncoder, error) {
+// sparseSource serves BM25 query encoders. A store that answers per-query statistics
+// (index.QueryStatser: both stores do) is asked, for each question, for N and the document
+// frequencies of that question's terms only: one point query on Milvus instead of a read of
+// every document record and the whole vocabulary. Other stores fall back to Stats, re-read
+// only when the corpus changed and at most once a second.
+func sparseSource(st index.Store, p bm25.Params, log *slog.Logger) func(ctx context.Context) (rag.SparseEncoder, error) {
+	if qs, ok := st.(index.QueryStatser); ok {
+		return func(ctx context.Context) (rag.SparseEncoder, error) {
+			return termEncoder{ctx: ctx, st: qs, p: p, log: log}, nil
+		}
+	}
 	var (
 		mu      sync.Mutex
 		enc     *bm25.QueryEncoder
@@ -296,6 +305,30 @@ func sparseSource(st index.Store, p bm25.Params) func(ctx context.Context) (rag.
 		}
 		return enc, nil
 	}
+}
+
+// termEncoder encodes one question with the statistics of its own terms, read within the
+// question's context.
+type termEncoder struct {
+	ctx context.Context
+	st  index.QueryStatser
+	p   bm25.Params
+	log *slog.Logger
+}
+
+func (e termEncoder) EncodeQuery(text string) rag.SparseVector {
+	terms := bm25.QueryTerms(text)
+	if len(terms) == 0 {
+		return rag.SparseVector{}
+	}
+	n, df, err := e.st.QueryStats(e.ctx, terms)
+	if err != nil {
+		// The search that follows meets the same store and reports its failure; this
+		// question goes on without BM25 rather than with made-up statistics.
+		e.log.Warn("bm25 statistics unavailable: searching without BM25", "err", err)
+		return rag.SparseVector{}
+	}
+	return bm25.NewQueryEncoder(e.p, n, df).EncodeQuery(text)
 }
 
 // indexer builds an ingestion run over the configured store and models.

@@ -213,3 +213,27 @@ func (s *Store) loadStats(ctx context.Context) (*statsSnap, error) {
 	}
 	return c, rows.Err()
 }
+
+// Counts returns the corpus totals; the statistics are cached per write generation, so
+// this is one generation lookup when nothing changed.
+func (s *Store) Counts(ctx context.Context) (index.Stats, error) {
+	st, err := s.Stats(ctx)
+	st.DF = nil
+	return st, err
+}
+
+// QueryStats returns the chunk count and the document frequencies of terms (absent: in no
+// chunk) from the cached statistics.
+func (s *Store) QueryStats(ctx context.Context, terms []uint32) (int, map[uint32]int, error) {
+	st, err := s.Stats(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	df := make(map[uint32]int, len(terms))
+	for _, t := range terms {
+		if n, ok := st.DF[t]; ok {
+			df[t] = n
+		}
+	}
+	return st.Chunks, df, nil
+}

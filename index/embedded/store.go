@@ -33,6 +33,7 @@ import (
 
 	"github.com/footnote-dev/footnote/index"
 	"github.com/footnote-dev/footnote/rag"
+	"github.com/footnote-dev/footnote/rag/bm25"
 )
 
 // SchemaVersion is the layout this package writes; a file with a newer version is refused.
@@ -58,6 +59,11 @@ type Config struct {
 	// Rebuild empties the corpus (documents, vectors, statistics, models) before use, so
 	// that a changed model set can be indexed from scratch.
 	Rebuild bool
+	// BM25 are the parameters the corpus' BM25 document vectors are weighted with (the
+	// caller's indexer must use the same). They are recorded with the corpus on first use;
+	// opening it with other ones fails with an error wrapping bm25.ErrParamsChanged, unless
+	// Rebuild empties it. Zero means the defaults.
+	BM25 bm25.Params
 	// Logger receives lifecycle events; nil discards.
 	Logger *slog.Logger
 }
@@ -207,7 +213,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	db.SetMaxOpenConns(8)
 	db.SetMaxIdleConns(8)
 	s := &Store{db: db, path: path, log: log.With("component", "embedded", "corpus", cfg.Corpus)}
-	if err := s.init(ctx, want, cfg.Rebuild); err != nil {
+	if err := s.init(ctx, want, cfg.BM25, cfg.Rebuild); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("embedded: open %s: %w", path, err)
 	}
@@ -215,7 +221,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	return s, nil
 }
 
-func (s *Store) init(ctx context.Context, want []rag.ModelInfo, rebuild bool) error {
+func (s *Store) init(ctx context.Context, want []rag.ModelInfo, params bm25.Params, rebuild bool) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -247,9 +253,12 @@ func (s *Store) init(ctx context.Context, want []rag.ModelInfo, rebuild bool) er
 		if _, err := tx.ExecContext(ctx, `UPDATE totals SET chunks = 0, terms = 0, generation = generation + 1`); err != nil {
 			return fmt.Errorf("rebuild: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM meta WHERE key = 'models'`); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM meta WHERE key IN ('models', 'bm25')`); err != nil {
 			return fmt.Errorf("rebuild: %w", err)
 		}
+	}
+	if err := s.checkBM25(ctx, tx, params); err != nil {
+		return err
 	}
 	var stored []rag.ModelInfo
 	err = tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'models'`).Scan(&modelsJSON)
@@ -296,6 +305,33 @@ func migrate(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `ALTER TABLE chunks ADD COLUMN page_breaks TEXT NOT NULL DEFAULT ''`); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkBM25 records the BM25 parameters with a corpus that has none recorded and refuses
+// other ones than recorded.
+func (s *Store) checkBM25(ctx context.Context, tx *sql.Tx, params bm25.Params) error {
+	var stored string
+	err := tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'bm25'`).Scan(&stored)
+	switch {
+	case err == nil:
+		return params.Check("this corpus", stored)
+	case !errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("read bm25 parameters: %w", err)
+	}
+	var chunks int
+	if err := tx.QueryRowContext(ctx, `SELECT chunks FROM totals WHERE id = 1`).Scan(&chunks); err != nil {
+		return fmt.Errorf("read totals: %w", err)
+	}
+	if chunks > 0 {
+		// Indexed by a footnote that did not record them: they cannot be checked now,
+		// only from here on.
+		s.log.Warn("corpus was indexed before footnote recorded its BM25 parameters; recording the configured ones",
+			"k1", params.Setting().K1, "b", params.Setting().B)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('bm25', ?)`, params.Setting().Encode()); err != nil {
+		return fmt.Errorf("write bm25 parameters: %w", err)
 	}
 	return nil
 }

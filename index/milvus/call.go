@@ -146,3 +146,19 @@ func plain(err error) string {
 	}
 	return err.Error()
 }
+
+// query is client.Query for results that may be empty. Milvus Lite 2.5 (the C++ engine)
+// answers a query that matches nothing with no field data at all, which milvus-sdk-go
+// reports as "extra output fields … found"; that answer is an empty result. (A field
+// really missing from a collection is caught by checkSchema at Open.)
+func (s *Store) query(ctx context.Context, coll string, partitions []string, expr string, fields []string, opts ...client.SearchQueryOptionFunc) (client.ResultSet, error) {
+	rs, err := s.c.Query(ctx, coll, partitions, expr, fields, opts...)
+	if err != nil && noFieldData(err) {
+		return nil, nil
+	}
+	return rs, err
+}
+
+func noFieldData(err error) bool {
+	return strings.Contains(err.Error(), "extra output fields") && strings.Contains(err.Error(), "does not dynamic field")
+}

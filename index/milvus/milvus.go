@@ -58,6 +58,7 @@ import (
 	"github.com/milvus-io/milvus-sdk-go/v2/entity"
 
 	"github.com/footnote-dev/footnote/rag"
+	"github.com/footnote-dev/footnote/rag/bm25"
 )
 
 // SchemaVersion is the layout of the collections this package writes. A collection with
@@ -99,6 +100,10 @@ type Config struct {
 	// embedded store, fine up to a few hundred thousand chunks) or "AUTOINDEX" (Zilliz
 	// Cloud). An existing collection keeps the index it was built with.
 	DenseIndex string
+	// BM25 are the parameters the chunks' BM25 vectors are weighted with (the indexer
+	// must use the same). A new collection records them; opening one recorded with other
+	// ones fails with an error wrapping bm25.ErrParamsChanged. Zero means the defaults.
+	BM25 bm25.Params
 	// Logger receives lifecycle and retry messages; nil discards them.
 	Logger *slog.Logger
 }
@@ -113,11 +118,15 @@ type Store struct {
 	coll, docs, df string
 	models         []rag.ModelInfo
 	byName         map[string]rag.ModelInfo
-	denseIndex     string                      // for new collections
+	denseIndex     string // for new collections
+	bm25           bm25.Params
 	fieldIndex     map[string]entity.IndexType // dense field -> its index type, found at Open
+	flatFallback   bool                        // the engine built FLAT instead of denseIndex (Milvus Lite)
+	pageBreaks     bool                        // the chunk collection has fBreaks (false: built before it)
 
-	wmu   sync.Mutex  // serialises Replace, Delete, PutDense and Repair
-	dirty atomic.Bool // written since the last Flush
+	wmu          sync.Mutex  // serialises Replace, Delete, PutDense and Repair
+	dirty        atomic.Bool // written since the last Flush
+	warnedTotals atomic.Bool // Counts warned once that the collection keeps no totals
 }
 
 // Field names of the chunk collection. Dense fields are named after their model.
@@ -142,7 +151,8 @@ const (
 	fName      = "name"
 	fTitle     = "title"
 	fBM25      = "bm25"
-	hasPrefix  = "has_" // has_<model>: whether the row holds that model's vector
+	fBreaks    = "page_breaks" // rag.Chunk.PageBreaks as a JSON array; absent in collections from before it
+	hasPrefix  = "has_"        // has_<model>: whether the row holds that model's vector
 
 	// documents collection
 	fDoc     = "doc" // rag.Document as JSON
@@ -175,7 +185,7 @@ var chunkScalars = []string{fPK, fChunkID, fDocID, fVersion, fIndex, fText, fTok
 var reserved = map[string]bool{}
 
 func init() {
-	for _, f := range append(slices.Clone(chunkScalars), fTerms, fSection0, fBM25) {
+	for _, f := range append(slices.Clone(chunkScalars), fTerms, fSection0, fBM25, fBreaks) {
 		reserved[f] = true
 	}
 }
@@ -269,7 +279,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		models:     models,
 		byName:     byName,
 		denseIndex: denseIndex,
+		bm25:       cfg.BM25,
 		fieldIndex: map[string]entity.IndexType{},
+		pageBreaks: true,
 	}
 
 	ccfg := client.Config{
@@ -385,13 +397,23 @@ func (s *Store) setUp(ctx context.Context, recreate bool) error {
 			return err
 		}
 	}
-	if err := s.ensure(ctx, s.coll, s.chunkSchema, s.chunkIndexes, true); err != nil {
+	if _, err := s.ensure(ctx, s.coll, s.chunkSchema, s.chunkIndexes, true); err != nil {
 		return err
 	}
-	if err := s.ensure(ctx, s.docs, docsSchema, dummyIndex, false); err != nil {
+	if _, err := s.ensure(ctx, s.docs, docsSchema, dummyIndex, false); err != nil {
 		return err
 	}
-	if err := s.ensure(ctx, s.df, dfSchema, dummyIndex, false); err != nil {
+	created, err := s.ensure(ctx, s.df, dfSchema, dummyIndex, false)
+	if err != nil {
+		return err
+	}
+	if created {
+		// A new corpus keeps totals from the start (see totals.go).
+		if err := s.writeTotals(ctx, totals{}); err != nil {
+			return err
+		}
+	}
+	if err := s.checkBM25(ctx, created); err != nil {
 		return err
 	}
 	// Search parameters depend on each dense field's actual index.
@@ -425,13 +447,13 @@ func (s *Store) searchParam(field string, limit int) (entity.SearchParam, error)
 // ensure creates a collection with its indexes when it does not exist, checks its schema
 // when it does, and loads it.
 func (s *Store) ensure(ctx context.Context, name string, schema func(name string) *entity.Schema,
-	indexes func() (map[string]entity.Index, error), chunks bool) error {
+	indexes func() (map[string]entity.Index, error), chunks bool) (created bool, err error) {
 	var has bool
 	if err := s.do(ctx, "check collection "+name, func(ctx context.Context) (err error) {
 		has, err = s.c.HasCollection(ctx, name)
 		return err
 	}); err != nil {
-		return err
+		return false, err
 	}
 	if !has {
 		opts := []client.CreateCollectionOption{
@@ -447,25 +469,85 @@ func (s *Store) ensure(ctx context.Context, name string, schema func(name string
 			return s.c.CreateCollection(ctx, schema(name), 1, opts...)
 		})
 		if err != nil && !strings.Contains(strings.ToLower(err.Error()), "already exist") {
-			return err
+			return false, err
 		}
+		created = err == nil
 		idx, err := indexes()
 		if err != nil {
-			return err
+			return false, err
 		}
+		// Asynchronously: the SDK's synchronous CreateIndex polls DescribeIndex until the
+		// state is Finished, which Milvus Lite 2.5 (the C++ engine) never reports for an
+		// empty collection, so it would hang. Milvus builds the index of sealed segments
+		// in the background anyway; what a reader needs is a loaded collection, and load
+		// (below) waits for that on every engine. A build that failed outright is
+		// reported by DescribeIndex right away and fails here.
 		for field, ix := range idx {
 			err := s.do(ctx, "create index on "+name+"."+field, func(ctx context.Context) error {
-				return s.c.CreateIndex(ctx, name, field, ix, false)
+				return s.c.CreateIndex(ctx, name, field, ix, true)
 			})
 			if err != nil && !strings.Contains(strings.ToLower(err.Error()), "already exist") {
-				return err
+				return false, err
 			}
+		}
+		if err := s.checkIndexes(ctx, name, idx, chunks); err != nil {
+			return false, err
 		}
 	}
 	if err := s.checkSchema(ctx, name, schema(name), chunks); err != nil {
-		return err
+		return false, err
 	}
-	return s.load(ctx, name)
+	return created, s.load(ctx, name)
+}
+
+// checkIndexes makes sure Milvus lists every index just created. Milvus Lite 2.5 (the C++
+// engine) accepts an HNSW or AUTOINDEX request on a dense field without error but builds
+// nothing (it supports FLAT only), and an unindexed vector field cannot be loaded; such a
+// field gets a FLAT index instead, with a warning. Any other missing index is an error.
+func (s *Store) checkIndexes(ctx context.Context, name string, want map[string]entity.Index, chunks bool) error {
+	for field := range want {
+		listed, err := s.hasIndex(ctx, name, field)
+		if err != nil {
+			return err
+		}
+		if listed {
+			continue
+		}
+		m, dense := s.byName[field]
+		if !chunks || !dense || s.denseIndex == string(entity.Flat) {
+			return fmt.Errorf("create index on %s.%s: Milvus accepted the request but lists no index", name, field)
+		}
+		s.log.Warn("Milvus did not build the requested dense index (Milvus Lite supports FLAT only); using FLAT",
+			"field", field, "requested", s.denseIndex)
+		s.flatFallback = true
+		mt, _ := metricType(m.Metric)
+		flat, ferr := entity.NewIndexFlat(mt)
+		if ferr != nil {
+			return fmt.Errorf("flat index for %s: %v", field, plain(ferr))
+		}
+		if err := s.do(ctx, "create index on "+name+"."+field, func(ctx context.Context) error {
+			return s.c.CreateIndex(ctx, name, field, flat, true)
+		}); err != nil {
+			return err
+		}
+		if listed, err = s.hasIndex(ctx, name, field); err != nil {
+			return err
+		} else if !listed {
+			return fmt.Errorf("create FLAT index on %s.%s: Milvus accepted the request but lists no index", name, field)
+		}
+	}
+	return nil
+}
+
+func (s *Store) hasIndex(ctx context.Context, name, field string) (bool, error) {
+	var idx []entity.Index
+	if err := s.do(ctx, "describe index on "+name+"."+field, func(ctx context.Context) (err error) {
+		idx, err = s.c.DescribeIndex(ctx, name, field)
+		return err
+	}); err != nil {
+		return false, err
+	}
+	return len(idx) > 0, nil
 }
 
 func (s *Store) load(ctx context.Context, name string) error {
@@ -523,11 +605,31 @@ func (s *Store) checkSchema(ctx context.Context, name string, want *entity.Schem
 			ErrSchemaMismatch, name, describeModels(stored), describeModels(s.models), diff, rebuild)
 	}
 	for _, f := range want.Fields {
+		if f.Name == fBreaks && have[f.Name] == nil {
+			// Page breaks came later; an older collection stays readable without them.
+			s.pageBreaks = false
+			s.log.Warn("collection predates page breaks: citations point to page ranges; "+
+				"run `footnote index --rebuild` for page-precise citations", "collection", name)
+			continue
+		}
 		if have[f.Name] == nil || have[f.Name].DataType != f.DataType {
 			return fmt.Errorf("%w: collection %s lacks field %s (%s); %s", ErrSchemaMismatch, name, f.Name, f.DataType.Name(), rebuild)
 		}
 	}
 	return nil
+}
+
+// legacyChunkSchema makes new chunk collections as footnote did before page breaks, so
+// tests can check that such collections stay readable.
+var legacyChunkSchema = false
+
+// scalars are the chunk fields to read for a hit or a chunk.
+func (s *Store) scalars() []string {
+	out := slices.Clone(chunkScalars)
+	if s.pageBreaks {
+		out = append(out, fBreaks)
+	}
+	return out
 }
 
 // modelDiff describes how two model sets differ; "" means they match. Metrics are compared
@@ -615,6 +717,9 @@ func (s *Store) chunkSchema(name string) *entity.Schema {
 		WithField(varchar(fSource, maxPath)).
 		WithField(varchar(fName, maxName)).
 		WithField(varchar(fTitle, maxPath))
+	if !legacyChunkSchema {
+		sc.WithField(varchar(fBreaks, maxSection))
+	}
 	for _, m := range s.models {
 		sc.WithField(entity.NewField().WithName(m.Name).WithDataType(entity.FieldTypeFloatVector).WithDim(int64(m.Dim)))
 		// Milvus 2.4 has no nullable vectors: a chunk still waiting for this model's vector
@@ -705,6 +810,9 @@ func (s *Store) each(ctx context.Context, coll, expr string, fields []string, ba
 		var rs client.ResultSet
 		err := s.do(ctx, "scan "+coll, func(ctx context.Context) (err error) {
 			rs, err = it.Next(ctx)
+			if err != nil && noFieldData(err) {
+				err = io.EOF // an empty batch, as Milvus Lite 2.5 answers it (see query)
+			}
 			return err
 		})
 		if errors.Is(err, io.EOF) {

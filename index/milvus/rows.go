@@ -124,6 +124,11 @@ func (r *rows) chunk(i int) rag.Chunk {
 			r.fail(fSection, err)
 		}
 	}
+	if js := r.str(fBreaks, i); js != "" && js != "null" {
+		if err := json.Unmarshal([]byte(js), &c.PageBreaks); err != nil {
+			r.fail(fBreaks, err)
+		}
+	}
 	return c
 }
 

@@ -50,6 +50,7 @@ func (s *Store) Search(ctx context.Context, req rag.SearchRequest) ([]rag.Hit, e
 		return nil, fmt.Errorf("search: %d fusion weights for %d retrievers", len(req.Fusion.Weights), n)
 	}
 	expr := filterExpr(req.Filter)
+	out := s.outputFields(req.WithVectors)
 	// subs holds one retriever per list position, dense first then sparse; nil marks a
 	// retriever that cannot match anything (a query without terms).
 	subs := make([]*sub, 0, n)
@@ -94,7 +95,7 @@ func (s *Store) Search(ctx context.Context, req rag.SearchRequest) ([]rag.Hit, e
 	case len(live) == 0:
 		return nil, nil
 	case n == 1:
-		hits, err := s.searchOne(ctx, live[0], limit)
+		hits, err := s.searchOne(ctx, live[0], limit, out)
 		if err != nil {
 			return nil, fmt.Errorf("search %s: %w", s.coll, err)
 		}
@@ -107,7 +108,7 @@ func (s *Store) Search(ctx context.Context, req rag.SearchRequest) ([]rag.Hit, e
 				continue
 			}
 			g.Go(func() (err error) {
-				lists[i], err = s.searchOne(gctx, sb, limit)
+				lists[i], err = s.searchOne(gctx, sb, limit, out)
 				return err
 			})
 		}
@@ -116,7 +117,7 @@ func (s *Store) Search(ctx context.Context, req rag.SearchRequest) ([]rag.Hit, e
 		}
 		return rag.Fuse(lists, req.Fusion, limit), nil
 	}
-	hits, err := s.hybrid(ctx, live, req.Fusion.K, limit)
+	hits, err := s.hybrid(ctx, live, req.Fusion.K, limit, out)
 	if err != nil {
 		return nil, fmt.Errorf("search %s: %w", s.coll, err)
 	}
@@ -124,14 +125,14 @@ func (s *Store) Search(ctx context.Context, req rag.SearchRequest) ([]rag.Hit, e
 }
 
 // searchOne runs one retriever: its best limit visible hits, best first, ties by chunk id.
-func (s *Store) searchOne(ctx context.Context, sb *sub, limit int) ([]rag.Hit, error) {
+func (s *Store) searchOne(ctx context.Context, sb *sub, limit int, out []string) ([]rag.Hit, error) {
 	// Ask for more than limit: ties at the cut are then broken by chunk id here (as in the
 	// embedded store) rather than arbitrarily, and hits of versions being replaced (dropped
 	// below) do not leave the list short.
 	fetch := min(limit+10, 16384)
 	var res []client.SearchResult
 	err := s.do(ctx, "search "+sb.field, func(ctx context.Context) (err error) {
-		res, err = s.c.Search(ctx, s.coll, nil, sb.expr, chunkScalars, []entity.Vector{sb.vector}, sb.field, sb.metric, fetch, sb.param)
+		res, err = s.c.Search(ctx, s.coll, nil, sb.expr, out, []entity.Vector{sb.vector}, sb.field, sb.metric, fetch, sb.param)
 		return err
 	})
 	if err != nil {
@@ -142,7 +143,7 @@ func (s *Store) searchOne(ctx context.Context, sb *sub, limit int) ([]rag.Hit, e
 }
 
 // hybrid fuses live retrievers by reciprocal rank in one Milvus HybridSearch.
-func (s *Store) hybrid(ctx context.Context, live []*sub, k, limit int) ([]rag.Hit, error) {
+func (s *Store) hybrid(ctx context.Context, live []*sub, k, limit int, out []string) ([]rag.Hit, error) {
 	// Each retriever contributes its best limit candidates, as the fusion contract says;
 	// the fused list is the whole union, cut after the tie-break.
 	reqs := make([]*client.ANNSearchRequest, len(live))
@@ -154,7 +155,7 @@ func (s *Store) hybrid(ctx context.Context, live []*sub, k, limit int) ([]rag.Hi
 	}
 	var res []client.SearchResult
 	err := s.do(ctx, "hybrid search", func(ctx context.Context) (err error) {
-		res, err = s.c.HybridSearch(ctx, s.coll, nil, min(limit*len(live), 16384), chunkScalars,
+		res, err = s.c.HybridSearch(ctx, s.coll, nil, min(limit*len(live), 16384), out,
 			client.NewRRFReranker().WithK(float64(k)), reqs)
 		return err
 	})
@@ -162,6 +163,18 @@ func (s *Store) hybrid(ctx context.Context, live []*sub, k, limit int) ([]rag.Hi
 		return nil, err
 	}
 	return s.hits(ctx, res, limit, false, false)
+}
+
+// outputFields are the fields a search returns: the chunk's, and with vectors every dense
+// field and its presence flag (rag.SearchRequest.WithVectors).
+func (s *Store) outputFields(vectors bool) []string {
+	out := s.scalars()
+	if vectors {
+		for _, m := range s.models {
+			out = append(out, m.Name, hasPrefix+m.Name)
+		}
+	}
+	return out
 }
 
 // hits turns a search result into visible hits, best first, ties by chunk id, at most limit.
@@ -189,7 +202,16 @@ func (s *Store) hits(ctx context.Context, res []client.SearchResult, limit int, 
 		if sparse && score < 1e-30 {
 			continue // matched only a chunk's empty-vector marker (see emptyMark)
 		}
-		hits = append(hits, rag.Hit{Chunk: r.chunk(i), Score: score})
+		h := rag.Hit{Chunk: r.chunk(i), Score: score}
+		for _, m := range s.models {
+			if r.cols[m.Name] != nil && r.bool(hasPrefix+m.Name, i) {
+				if h.Vectors == nil {
+					h.Vectors = make(map[string][]float32, len(s.models))
+				}
+				h.Vectors[m.Name] = r.dense(m.Name, i)
+			}
+		}
+		hits = append(hits, h)
 	}
 	if r.err != nil {
 		return nil, r.err
@@ -255,7 +277,7 @@ func (s *Store) Chunks(ctx context.Context, ids []string) ([]rag.Chunk, error) {
 		part := uniq[start:min(start+exprBatch, len(uniq))]
 		var rs client.ResultSet
 		if err := s.do(ctx, "read chunks", func(ctx context.Context) (err error) {
-			rs, err = s.c.Query(ctx, s.coll, nil, fChunkID+" in "+quoteList(part), chunkScalars)
+			rs, err = s.query(ctx, s.coll, nil, fChunkID+" in "+quoteList(part), s.scalars())
 			return err
 		}); err != nil {
 			return nil, fmt.Errorf("chunks: %w", err)

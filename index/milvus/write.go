@@ -165,6 +165,13 @@ func (s *Store) Replace(ctx context.Context, doc rag.Document, chunks []index.En
 	if err := s.applyDF(ctx, delta); err != nil {
 		return fmt.Errorf("replace %s: %w", doc.ID, err)
 	}
+	tot := totals{docs: 1, chunks: len(chunks), terms: terms}
+	if found && !cur.deleted {
+		tot = totals{chunks: len(chunks) - cur.chunks, terms: terms - cur.terms}
+	}
+	if err := s.addTotals(ctx, tot); err != nil {
+		return fmt.Errorf("replace %s: %w", doc.ID, err)
+	}
 
 	// 5. Delete the rows of earlier versions.
 	stale := make([]string, 0, len(existing))
@@ -219,6 +226,11 @@ func (s *Store) Delete(ctx context.Context, docID string) error {
 	}
 	if err := s.applyDF(ctx, delta); err != nil {
 		return fmt.Errorf("delete %s: %w", docID, err)
+	}
+	if found && !cur.deleted {
+		if err := s.addTotals(ctx, totals{docs: -1, chunks: -cur.chunks, terms: -cur.terms}); err != nil {
+			return fmt.Errorf("delete %s: %w", docID, err)
+		}
 	}
 	if err := s.deleteChunks(ctx, pks); err != nil {
 		return fmt.Errorf("delete %s: %w", docID, err)
@@ -289,7 +301,7 @@ func (s *Store) chunkColumns(doc rag.Document, version string, chunks []index.En
 	n := len(chunks)
 	str := func() []string { return make([]string, 0, n) }
 	num := func() []int64 { return make([]int64, 0, n) }
-	pks, ids, docIDs, versions, texts, sections, section0s, sources, names, titles := str(), str(), str(), str(), str(), str(), str(), str(), str(), str()
+	pks, ids, docIDs, versions, texts, sections, section0s, sources, names, titles, breaks := str(), str(), str(), str(), str(), str(), str(), str(), str(), str(), str()
 	idx, tokens, terms, ps, pe, ls, le, cs, ce := num(), num(), num(), num(), num(), num(), num(), num(), num()
 	sparse := make([]entity.SparseEmbedding, 0, n)
 	dense := make(map[string][][]float32, len(s.models))
@@ -302,6 +314,14 @@ func (s *Store) chunkColumns(doc rag.Document, version string, chunks []index.En
 		if len(sec) > maxSection {
 			return nil, fmt.Errorf("chunk %s: section path is %d bytes of JSON, limit %d", c.ID, len(sec), maxSection)
 		}
+		br, err := json.Marshal(c.PageBreaks)
+		if err != nil {
+			return nil, fmt.Errorf("chunk %s page breaks: %v", c.ID, err)
+		}
+		if len(br) > maxSection {
+			return nil, fmt.Errorf("chunk %s: page breaks are %d bytes of JSON, limit %d", c.ID, len(br), maxSection)
+		}
+		breaks = append(breaks, string(br))
 		var first string
 		if len(c.Section) > 0 {
 			first = truncate(c.Section[0], maxPath)
@@ -362,6 +382,9 @@ func (s *Store) chunkColumns(doc rag.Document, version string, chunks []index.En
 		entity.NewColumnVarChar(fTitle, titles),
 		entity.NewColumnSparseVectors(fBM25, sparse),
 	}
+	if s.pageBreaks {
+		cols = append(cols, entity.NewColumnVarChar(fBreaks, breaks))
+	}
 	for _, m := range s.models {
 		cols = append(cols, entity.NewColumnFloatVector(m.Name, m.Dim, dense[m.Name]),
 			entity.NewColumnBool(hasPrefix+m.Name, has[m.Name]))
@@ -402,7 +425,7 @@ func (s *Store) docChunks(ctx context.Context, docID string) ([]storedChunk, err
 	expr := fDocID + " == " + quote(docID)
 	var rs client.ResultSet
 	if err := s.do(ctx, "read chunks of "+docID, func(ctx context.Context) (err error) {
-		rs, err = s.c.Query(ctx, s.coll, nil, expr, storedFields, client.WithLimit(window))
+		rs, err = s.query(ctx, s.coll, nil, expr, storedFields, client.WithLimit(window))
 		return err
 	}); err != nil {
 		return nil, fmt.Errorf("read chunks: %w", err)
@@ -467,7 +490,7 @@ func (s *Store) records(ctx context.Context, ids []string) (map[string]docRecord
 		part := ids[start:min(start+exprBatch, len(ids))]
 		var rs client.ResultSet
 		if err := s.do(ctx, "read documents", func(ctx context.Context) (err error) {
-			rs, err = s.c.Query(ctx, s.docs, nil, fDocID+" in "+quoteList(part), recordFields)
+			rs, err = s.query(ctx, s.docs, nil, fDocID+" in "+quoteList(part), recordFields)
 			return err
 		}); err != nil {
 			return nil, err
@@ -580,7 +603,7 @@ func (s *Store) readDF(ctx context.Context, expr string) (map[uint32]int, error)
 	out := map[uint32]int{}
 	var rs client.ResultSet
 	if err := s.do(ctx, "read document frequencies", func(ctx context.Context) (err error) {
-		rs, err = s.c.Query(ctx, s.df, nil, expr, []string{fTerm, fDF})
+		rs, err = s.query(ctx, s.df, nil, expr, []string{fTerm, fDF})
 		return err
 	}); err != nil {
 		return nil, err
@@ -641,7 +664,7 @@ func (s *Store) allRecords(ctx context.Context, fields []string) ([]docRecord, e
 func (s *Store) repairIfPending(ctx context.Context) error {
 	var rs client.ResultSet
 	if err := s.do(ctx, "check pending writes", func(ctx context.Context) (err error) {
-		rs, err = s.c.Query(ctx, s.docs, nil, fPending+" == true", []string{fDocID}, client.WithLimit(1))
+		rs, err = s.query(ctx, s.docs, nil, fPending+" == true", []string{fDocID}, client.WithLimit(1))
 		return err
 	}); err != nil {
 		return err
@@ -697,7 +720,7 @@ func (s *Store) repair(ctx context.Context) error {
 		return fmt.Errorf("repair: %w", err)
 	}
 	stored := map[uint32]int{}
-	err = s.each(ctx, s.df, "", []string{fTerm, fDF}, scanBatch*10, func(rs client.ResultSet) error {
+	err = s.each(ctx, s.df, dfOnly, []string{fTerm, fDF}, scanBatch*10, func(rs client.ResultSet) error {
 		r := newRows(rs)
 		for i := 0; i < r.n; i++ {
 			stored[uint32(r.int(fTerm, i))] = r.int(fDF, i)
@@ -723,6 +746,17 @@ func (s *Store) repair(ctx context.Context) error {
 		return fmt.Errorf("repair: %w", err)
 	}
 	if err := s.deleteDF(ctx, del); err != nil {
+		return fmt.Errorf("repair: %w", err)
+	}
+	var tot totals
+	for _, r := range recs {
+		if !r.deleted {
+			tot.docs++
+			tot.chunks += r.chunks
+			tot.terms += r.terms
+		}
+	}
+	if err := s.writeTotals(ctx, tot); err != nil {
 		return fmt.Errorf("repair: %w", err)
 	}
 	var tombs []string
@@ -772,7 +806,7 @@ func (s *Store) Stats(ctx context.Context) (index.Stats, error) {
 	if pending > 0 {
 		s.log.Warn("statistics may be off: a write is in progress or did not finish", "pending_documents", pending)
 	}
-	err = s.each(ctx, s.df, "", []string{fTerm, fDF}, scanBatch*10, func(rs client.ResultSet) error {
+	err = s.each(ctx, s.df, dfOnly, []string{fTerm, fDF}, scanBatch*10, func(rs client.ResultSet) error {
 		r := newRows(rs)
 		for i := 0; i < r.n; i++ {
 			st.DF[uint32(r.int(fTerm, i))] = r.int(fDF, i)
@@ -851,7 +885,7 @@ func (s *Store) MissingDense(ctx context.Context, model string, limit int) ([]ra
 		return nil, s.unknownModel(model)
 	}
 	var out []rag.Chunk
-	err := s.each(ctx, s.coll, hasPrefix+model+" == false", chunkScalars, scanBatch, func(rs client.ResultSet) error {
+	err := s.each(ctx, s.coll, hasPrefix+model+" == false", s.scalars(), scanBatch, func(rs client.ResultSet) error {
 		r := newRows(rs)
 		vis, err := s.visibleRows(ctx, r)
 		if err != nil {
@@ -899,7 +933,7 @@ func (s *Store) PutDense(ctx context.Context, model string, ids []string, vector
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	s.dirty.Store(true)
-	fields := append(slices.Clone(chunkScalars), fTerms, fSection0, fBM25)
+	fields := append(s.scalars(), fTerms, fSection0, fBM25)
 	for _, mm := range s.models {
 		fields = append(fields, mm.Name, hasPrefix+mm.Name)
 	}
@@ -912,7 +946,7 @@ func (s *Store) PutDense(ctx context.Context, model string, ids []string, vector
 		part := ids[start:min(start+exprBatch, len(ids))]
 		var rs client.ResultSet
 		if err := s.do(ctx, "read chunks", func(ctx context.Context) (err error) {
-			rs, err = s.c.Query(ctx, s.coll, nil, fChunkID+" in "+quoteList(part), fields)
+			rs, err = s.query(ctx, s.coll, nil, fChunkID+" in "+quoteList(part), fields)
 			return err
 		}); err != nil {
 			return fmt.Errorf("put dense: %w", err)

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -159,6 +160,40 @@ func checkStats(t *testing.T, s index.Store, want index.Stats) {
 	}
 	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("Stats mismatch (-want +got):\n%s", diff)
+	}
+	// The cheap paths (health, placeholders, BM25 query encoding) must agree with Stats.
+	if c, ok := s.(index.Counter); ok {
+		counts, err := c.Counts(t.Context())
+		if err != nil {
+			t.Fatalf("Counts: %v", err)
+		}
+		w := want
+		w.DF = nil
+		if diff := cmp.Diff(w, counts, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("Counts disagree with Stats (-want +got):\n%s", diff)
+		}
+	}
+	if q, ok := s.(index.QueryStatser); ok {
+		// Every stored term, one absent term and a duplicate.
+		terms := []uint32{12345}
+		for term := range want.DF {
+			terms = append(terms, term, term)
+		}
+		n, df, err := q.QueryStats(t.Context(), terms)
+		if err != nil {
+			t.Fatalf("QueryStats: %v", err)
+		}
+		if n != want.Chunks {
+			t.Errorf("QueryStats N = %d, want %d", n, want.Chunks)
+		}
+		wdf := maps.Clone(want.DF)
+		delete(wdf, 12345)
+		if _, ok := want.DF[12345]; ok {
+			wdf[12345] = want.DF[12345]
+		}
+		if diff := cmp.Diff(wdf, df, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("QueryStats document frequencies (-want +got):\n%s", diff)
+		}
 	}
 }
 
@@ -730,5 +765,69 @@ func testConcurrentSearch(t *testing.T, open Opener) {
 	got, err := s.Document(ctx, "doc-cnn")
 	if err != nil || got.Chunks != 2 {
 		t.Errorf("Document(doc-cnn) after replaces = %d chunks, %v", got.Chunks, err)
+	}
+}
+
+// VectorsAndPageBreaks checks the stored-vector and page-break contracts: a search with
+// WithVectors returns each hit's stored dense vectors (only for models the chunk has), one
+// without returns none, and rag.Chunk.PageBreaks round-trips through Replace, Search and
+// Chunks. It is separate from Run until every store implements both.
+func VectorsAndPageBreaks(t *testing.T, open Opener) {
+	s := open(t, []rag.ModelInfo{M4, M2})
+	d := Doc{ID: "doc-pages", Source: "/corpus/pages.txt", Chunks: []Chunk{
+		{ID: "p-0", Text: "Attention spans pages three and four of the paper.", M4: []float32{1, 0, 0, 0}, M2: []float32{0.5, 0.5}},
+		{ID: "p-1", Text: "Attention without a second model vector.", M4: []float32{0.6, 0.8, 0, 0}},
+		{ID: "p-2", Text: "Attention on one page only.", M4: []float32{0, 1, 0, 0}, M2: []float32{1, 0}},
+	}}
+	doc, chunks := encodeFor(s, d)
+	chunks[0].PageStart, chunks[0].PageEnd, chunks[0].PageBreaks = 3, 5, []int{10, 30}
+	chunks[1].PageStart, chunks[1].PageEnd = 5, 5
+	if err := s.Replace(t.Context(), doc, chunks); err != nil {
+		t.Fatalf("Replace: %v", err)
+	}
+	want := map[string]index.EncodedChunk{}
+	for _, c := range chunks {
+		want[c.ID] = c
+	}
+	checkChunk := func(where string, c rag.Chunk) {
+		t.Helper()
+		if w := want[c.ID]; !slices.Equal(c.PageBreaks, w.PageBreaks) || c.PageStart != w.PageStart || c.PageEnd != w.PageEnd {
+			t.Errorf("%s: chunk %s pages %d-%d breaks %v, want %d-%d breaks %v", where, c.ID, c.PageStart, c.PageEnd, c.PageBreaks,
+				w.PageStart, w.PageEnd, w.PageBreaks)
+		}
+	}
+	got, err := s.Chunks(t.Context(), []string{"p-0", "p-1", "p-2"})
+	if err != nil {
+		t.Fatalf("Chunks: %v", err)
+	}
+	for _, c := range got {
+		checkChunk("Chunks", c)
+	}
+	q := bm25Query(t, s, "attention")
+	dq := []rag.DenseQuery{{Model: M4.Name, Vector: []float32{1, 0, 0, 0}}}
+	for name, req := range map[string]rag.SearchRequest{
+		"bm25":   {Sparse: q, Limit: 3},
+		"dense":  {Dense: dq, Limit: 3},
+		"hybrid": {Sparse: q, Dense: dq, Limit: 3, Fusion: rag.Fusion{Method: "rrf"}},
+	} {
+		plain := search(t, s, req)
+		for _, h := range plain {
+			if h.Vectors != nil {
+				t.Errorf("%s without WithVectors: hit %s carries vectors", name, h.Chunk.ID)
+			}
+		}
+		req.WithVectors = true
+		hits := search(t, s, req)
+		if len(hits) != 3 {
+			t.Fatalf("%s: %d hits, want 3", name, len(hits))
+		}
+		for _, h := range hits {
+			checkChunk(name, h.Chunk)
+			w := want[h.Chunk.ID]
+			if diff := cmp.Diff(w.Dense, h.Vectors, cmp.Comparer(func(a, b float32) bool { return math.Abs(float64(a-b)) <= 1e-6 }),
+				cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s WithVectors: hit %s vectors (-stored +got):\n%s", name, h.Chunk.ID, diff)
+			}
+		}
 	}
 }

@@ -14,7 +14,9 @@ import (
 	"github.com/footnote-dev/footnote/rag"
 )
 
-// Params are the BM25 constants.
+// Params are the BM25 constants. They act in Document only, i.e. when a chunk is indexed
+// (a query vector is IDF alone), so they belong to an index: stores record them (Setting)
+// and refuse others (Check).
 type Params struct {
 	K1 float64 // term-frequency saturation; zero means 1.5
 	B  float64 // length normalisation; zero means 0.75
@@ -116,6 +118,12 @@ var _ rag.SparseEncoder = (*QueryEncoder)(nil)
 // afterwards.
 func NewQueryEncoder(p Params, n int, df map[uint32]int) *QueryEncoder {
 	return &QueryEncoder{p: p.withDefaults(), n: n, df: df}
+}
+
+// QueryTerms returns the distinct hashed terms of a query, ascending: the terms whose
+// document frequencies EncodeQuery looks up, so a store can be asked for just these.
+func QueryTerms(text string) []uint32 {
+	return countTerms(Analyze(text)).Indices
 }
 
 // EncodeQuery returns the query's sparse vector: each distinct analysed term weighted by

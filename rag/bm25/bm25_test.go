@@ -1,6 +1,7 @@
 package bm25
 
 import (
+	"errors"
 	"hash/fnv"
 	"math"
 	"slices"
@@ -211,5 +212,23 @@ func TestDocumentParams(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestParamsCheck(t *testing.T) {
+	stored := Params{}.Setting().Encode()
+	if err := (Params{K1: 1.5, B: 0.75}).Check("corpus x", stored); err != nil {
+		t.Errorf("defaults spelled out: %v", err)
+	}
+	err := Params{K1: 1.2}.Check("corpus x", stored)
+	if !errors.Is(err, ErrParamsChanged) || !strings.Contains(err.Error(), "footnote index --rebuild") ||
+		!strings.Contains(err.Error(), "k1=1.5") || !strings.Contains(err.Error(), "k1=1.2") {
+		t.Errorf("changed k1: %v", err)
+	}
+	if err := (Params{}).Check("corpus x", `{"k1":1.5,"b":0.75,"length":"terms"}`); !errors.Is(err, ErrParamsChanged) {
+		t.Errorf("changed length normalisation: %v", err)
+	}
+	if err := (Params{}).Check("corpus x", "garbage"); !errors.Is(err, ErrParamsChanged) {
+		t.Errorf("unreadable setting: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 // Package milvustest gives tests a Milvus to talk to: the shared server named by
-// FOOTNOTE_MILVUS_TEST_ADDR (which .ci/run starts with deploy/milvus-lite.sh), or a private
-// Milvus Lite server a test starts, stops and restarts itself through the same script.
+// FOOTNOTE_MILVUS_TEST_ADDR (which deploy/test.sh starts with deploy/milvus-lite.sh), or a
+// private server a test starts, stops and restarts itself through the same script (the C++
+// engine unless FOOTNOTE_MILVUS_ENGINE=python).
 // Without a server a test skips with the reason, except under CI (CI=true), where that is a
 // failure.
 package milvustest
@@ -23,13 +24,18 @@ import (
 // EnvAddr names the variable holding the shared test server's address.
 const EnvAddr = "FOOTNOTE_MILVUS_TEST_ADDR"
 
+// EnvAddrLite3 optionally names a second shared server running Milvus Lite 3.x (the
+// pure-Python engine), for suites that also run against it (deploy/test.sh starts one
+// with FOOTNOTE_MILVUS_TEST_LITE3=1).
+const EnvAddrLite3 = "FOOTNOTE_MILVUS_TEST_ADDR_LITE3"
+
 // Addr returns the shared test server's address, or skips (fails under CI) without one.
 func Addr(tb testing.TB) string {
 	tb.Helper()
 	addr := os.Getenv(EnvAddr)
 	if addr == "" {
 		if ci() {
-			tb.Fatalf("%s is not set under CI: .ci/run must start Milvus Lite (deploy/milvus-lite.sh start DIR PORT) and export it", EnvAddr)
+			tb.Fatalf("%s is not set under CI: deploy/test.sh must start Milvus (deploy/milvus-lite.sh start DIR PORT) and export it", EnvAddr)
 		}
 		tb.Skipf("skipping: %s not set (start one with `deploy/milvus-lite.sh start DIR PORT` and export %s=127.0.0.1:PORT)", EnvAddr, EnvAddr)
 	}
@@ -55,7 +61,7 @@ func Script() string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "..", "deploy", "milvus-lite.sh")
 }
 
-// Server is a private Milvus Lite server run through deploy/milvus-lite.sh.
+// Server is a private Milvus server run through deploy/milvus-lite.sh.
 type Server struct {
 	tb   testing.TB
 	dir  string
@@ -63,17 +69,33 @@ type Server struct {
 	env  []string
 }
 
+// EnvEngine selects the engine private servers run (deploy/milvus-lite.sh's
+// FOOTNOTE_MILVUS_ENGINE): "cpp" (the default, Milvus' C++ engine) or "python" (Milvus
+// Lite 3.x).
+const EnvEngine = "FOOTNOTE_MILVUS_ENGINE"
+
+// Engine is the engine private servers run.
+func Engine() string {
+	if e := os.Getenv(EnvEngine); e != "" {
+		return e
+	}
+	return "cpp"
+}
+
 // Start starts a private server on a free 127.0.0.1 port with its data in a temporary
-// directory, and stops it when the test ends. It needs Milvus Lite installed
+// directory, and stops it when the test ends. It needs the engine installed
 // (`deploy/milvus-lite.sh install`); without it the test skips, or fails under CI.
 func Start(tb testing.TB) *Server {
 	tb.Helper()
-	venv := filepath.Join(toolsDir(), "milvus-venv", "bin", "milvus-lite")
+	venv := filepath.Join(toolsDir(), "milvus-engine-venv", ".footnote-installed")
+	if Engine() == "python" {
+		venv = filepath.Join(toolsDir(), "milvus-venv", "bin", "milvus-lite")
+	}
 	if _, err := os.Stat(venv); err != nil {
 		if ci() {
-			tb.Fatalf("Milvus Lite is not installed under CI (%s missing): run `deploy/milvus-lite.sh install` first", venv)
+			tb.Fatalf("Milvus (%s engine) is not installed under CI (%s missing): run `deploy/milvus-lite.sh install` first", Engine(), venv)
 		}
-		tb.Skipf("skipping: Milvus Lite not installed (%s missing); run `deploy/milvus-lite.sh install`", venv)
+		tb.Skipf("skipping: Milvus (%s engine) not installed (%s missing); run `deploy/milvus-lite.sh install`", Engine(), venv)
 	}
 	s := &Server{tb: tb, dir: filepath.Join(tb.TempDir(), "milvus"), port: freePort(tb)}
 	s.Restart()

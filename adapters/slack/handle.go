@@ -397,6 +397,9 @@ func (a *Adapter) stream(ctx context.Context, channel, ts string) *streamer {
 			// A progressive update is best effort: no 429 retries, the final update follows.
 			if _, _, _, err := a.api.UpdateMessageContext(ctx, channel, ts, slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...)); err != nil {
 				a.log.Warn("progressive update", logChannel, channel, logErr, err)
+				if messageGone(err) {
+					return // nothing to update; the final reply is posted fresh (replace)
+				}
 			}
 			t := time.NewTimer(a.cfg.UpdateInterval)
 			select {

@@ -91,7 +91,9 @@ func (t *Ticket) Resumed() bool { return t != nil && t.resumed }
 func (t *Ticket) Stale() bool { return t != nil && t.stale }
 
 // Save records the placeholder (or any reference the adapter needs to update its reply
-// instead of posting another) before the work goes on.
+// instead of posting another) before the work goes on. An adapter that deletes that message
+// saves again once it is deleted: an attempt resumed after a crash must not be sent to
+// update a message that is gone.
 func (t *Ticket) Save(ctx context.Context, placeholder string) {
 	if t == nil {
 		return

@@ -134,3 +134,68 @@ func TestBurstBeyondCapacityWithRealCore(t *testing.T) {
 		t.Errorf("pipeline asked %d times; want 2", n)
 	}
 }
+
+// TestResumeWithOriginalGone: the Discord side of a question the fault-and-load test lost on
+// Slack. /ask's first attempt gets a private reply (a rate limit), so it deletes the public
+// deferred response and the process dies before the question is done. The resumed attempt
+// must answer with a followup message: editing the deleted original answers 404 Unknown
+// Message (10008), and the question would end undeliverable with nothing shown. The same
+// holds when the attempt died between deleting the original and recording that.
+func TestResumeWithOriginalGone(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		recorded bool // the first attempt recorded the deletion in its ticket
+	}{{"deletion recorded", true}, {"died before recording it", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.core.mu.Lock()
+			resume := h.core.resumer
+			h.core.ask = func(req bot.Request) bot.Reply {
+				return bot.Reply{Kind: bot.KindRateLimited, Private: true, Paragraphs: []string{"You're asking faster than I can answer."}}
+			}
+			h.core.mu.Unlock()
+			raw, _ := json.Marshal(fixture(t, "interaction_ask", nil))
+			p, _ := json.Marshal(pending{Kind: kindInteraction, Raw: raw})
+			first := bot.NewTicket("discord:interaction:1", p, "", nil)
+			resume(t.Context(), first) // the work as the first process ran it, up to its crash
+			if n := len(h.dc.callsOf("DELETE", "/webhooks/*/*/messages/@original")); n != 1 {
+				t.Fatalf("%d deletions of the original response; want 1", n)
+			}
+			saved := first.Placeholder()
+			if !tc.recorded {
+				saved = ""
+			}
+
+			h.core.mu.Lock()
+			h.core.ask = nil // answered now
+			h.core.mu.Unlock()
+			before := len(h.dc.allCalls())
+			var got string
+			resume(t.Context(), bot.NewTicket("discord:interaction:1", p, saved, func(o string) { got = o }))
+			if got != "answered" {
+				t.Errorf("resumed question ended %q; want answered", got)
+			}
+			var answers []apiCall
+			for _, c := range h.dc.allCalls()[before:] {
+				if c.Method == "POST" && strings.HasPrefix(c.Path, "/webhooks/") && strings.Contains(string(c.Raw), "sub-layers") {
+					answers = append(answers, c)
+				}
+			}
+			if len(answers) != 1 {
+				t.Fatalf("%d followups with the answer; want 1", len(answers))
+			}
+			if flags, _ := answers[0].Body["flags"].(float64); int(flags)&64 != 0 {
+				t.Errorf("the answer went out ephemeral (flags %v); the question was public", flags)
+			}
+			patches := 0
+			for _, c := range h.dc.allCalls()[before:] {
+				if c.Method == "PATCH" {
+					patches++
+				}
+			}
+			if tc.recorded && patches != 0 {
+				t.Errorf("%d edits of the deleted original; the ticket said it is gone", patches)
+			}
+		})
+	}
+}

@@ -229,6 +229,7 @@ type fakeDiscord struct {
 	channels map[string]map[string]any // GET /channels/{id}
 	msgSeq   int
 	original map[string]string // interaction token → id of the original response
+	deleted  map[string]bool   // interaction tokens whose original response was deleted
 	// fail, when set, may answer a call with an error status and JSON body.
 	fail func(method, path string) (int, string, bool)
 	// unauthorized makes every REST call answer 401.
@@ -250,7 +251,7 @@ type gwPacket struct {
 
 func newFakeDiscord(t *testing.T) *fakeDiscord {
 	t.Helper()
-	f := &fakeDiscord{t: t, channels: map[string]map[string]any{}, identify: make(chan gwPacket, 8), original: map[string]string{}, dispatched: map[string]time.Time{}}
+	f := &fakeDiscord{t: t, channels: map[string]map[string]any{}, identify: make(chan gwPacket, 8), original: map[string]string{}, deleted: map[string]bool{}, dispatched: map[string]time.Time{}}
 	f.channels[channelID] = map[string]any{"id": channelID, "type": 0, "guild_id": guildID, "name": "papers"}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/v9/", f.serveREST)
@@ -341,8 +342,18 @@ func (f *fakeDiscord) serveREST(w http.ResponseWriter, r *http.Request) {
 	case r.Method == "POST" && parts[0] == "interactions":
 		w.WriteHeader(http.StatusNoContent)
 	case parts[0] == "webhooks" && r.Method == "PATCH":
+		f.mu.Lock()
+		gone := f.deleted[parts[2]]
+		f.mu.Unlock()
+		if gone {
+			writeJSON(w, 404, map[string]any{"message": "Unknown Message", "code": 10008})
+			return
+		}
 		writeJSON(w, 200, echo(f.originalID(parts[2]), channelID))
 	case parts[0] == "webhooks" && r.Method == "DELETE":
+		f.mu.Lock()
+		f.deleted[parts[2]] = true
+		f.mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
 	case parts[0] == "webhooks" && r.Method == "POST":
 		writeJSON(w, 200, echo(f.nextMessageID(), channelID))

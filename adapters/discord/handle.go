@@ -266,8 +266,8 @@ func modalValue(components []discordgo.MessageComponent, id string) string {
 func (a *Adapter) onAsk(ctx context.Context, in *interaction, question string, pol Policy) {
 	t := ticketFrom(ctx)
 	if t.Stale() {
-		if _, err := a.editOriginal(ctx, in, message{Content: bot.ApologyText}); err != nil {
-			a.logAPI(err, in.ChannelID, "edit response with apology", "")
+		// In the original response, or after it when that is gone.
+		if !a.respondAll(ctx, in, []message{{Content: bot.ApologyText}}, false) {
 			t.Done(ctx, "undeliverable")
 			return
 		}
@@ -277,6 +277,7 @@ func (a *Adapter) onAsk(ctx context.Context, in *interaction, question string, p
 	info := a.info(ctx, in)
 	req := bot.Request{Platform: Platform, Tenant: in.GuildID, Channel: in.ChannelID, User: in.user(),
 		Text: question, Private: pol.Private}
+	gone := t.Placeholder() == originalDeleted
 	startThread := false
 	switch {
 	case in.GuildID == "":
@@ -285,6 +286,8 @@ func (a *Adapter) onAsk(ctx context.Context, in *interaction, question string, p
 		// An ephemeral answer cannot start a thread: a one-off.
 	case info.thread():
 		req.Channel, req.Thread = info.parent, in.ChannelID
+	case gone:
+		// No original response to start a thread from.
 	case info.threadable():
 		// The thread started from the answer gets the answer message's id: learn it now, so
 		// this turn is stored under the conversation its follow-ups will name.
@@ -300,22 +303,33 @@ func (a *Adapter) onAsk(ctx context.Context, in *interaction, question string, p
 	defer cancel()
 	a.log.Info("answered", logChannel, in.ChannelID, logKind, reply.Kind, logRequestID, reply.RequestID, "elapsed", reply.Elapsed)
 	if reply.Kind == bot.KindDuplicate {
-		a.deleteOriginal(ctx, in)
+		a.dropOriginal(ctx, t, in)
 		t.Done(ctx, "duplicate")
 		return
 	}
 	if reply.Private && !pol.Private {
 		// The core made the reply private (usage help, a rate limit): the public deferred
 		// response goes, and only the asker sees the reply.
-		a.deleteOriginal(ctx, in)
-		a.followups(ctx, in, render(reply), true)
+		if !gone {
+			a.dropOriginal(ctx, t, in)
+		}
+		if a.followups(ctx, in, render(reply), true) != nil {
+			t.Done(ctx, "undeliverable")
+			return
+		}
 		t.Done(ctx, outcome(reply))
 		return
 	}
 	if pol.Private {
 		reply = withShare(reply)
 	}
-	if !a.respondAll(ctx, in, render(reply), pol.Private) {
+	shown := false
+	if gone {
+		shown = a.followups(ctx, in, render(reply), pol.Private) == nil
+	} else {
+		shown = a.respondAll(ctx, in, render(reply), pol.Private)
+	}
+	if !shown {
 		t.Done(ctx, "undeliverable")
 		return
 	}
@@ -362,6 +376,14 @@ func (a *Adapter) placeholder(ctx context.Context) message {
 // deferred response), the rest follow in order. False when nothing could be shown.
 func (a *Adapter) respondAll(ctx context.Context, in *interaction, msgs []message, private bool) bool {
 	if _, err := a.editOriginal(ctx, in, msgs[0]); err != nil {
+		if unknownMessage(err) {
+			// The original response is gone (a moderator deleted it, or an attempt that then
+			// died): the reply comes as new messages rather than not at all.
+			a.log.Warn("original response gone; answering with a followup message", logChannel, in.ChannelID, logErr, err)
+			if err := a.followups(ctx, in, msgs, private); err == nil {
+				return true
+			}
+		}
 		a.logAPI(err, in.ChannelID, "edit response", "")
 		// Say so rather than leave "thinking…" forever.
 		if _, err := a.editOriginal(ctx, in, message{Content: "Sorry, I could not display this answer."}); err != nil {
@@ -373,7 +395,9 @@ func (a *Adapter) respondAll(ctx context.Context, in *interaction, msgs []messag
 	return true
 }
 
-func (a *Adapter) followups(ctx context.Context, in *interaction, msgs []message, private bool) {
+// followups posts msgs as followup messages of the interaction, in order; the error is the
+// first that stopped them (logged already).
+func (a *Adapter) followups(ctx context.Context, in *interaction, msgs []message, private bool) error {
 	for _, m := range msgs {
 		err := a.call(ctx, "followup message", func(opts ...discordgo.RequestOption) error {
 			_, err := a.s.FollowupMessageCreate(in.Interaction, true, &discordgo.WebhookParams{
@@ -384,9 +408,10 @@ func (a *Adapter) followups(ctx context.Context, in *interaction, msgs []message
 		})
 		if err != nil {
 			a.logAPI(err, in.ChannelID, "followup message", "")
-			return
+			return err
 		}
 	}
+	return nil
 }
 
 // editOriginal edits the interaction's original response. In HTTP mode the deferred
@@ -421,13 +446,35 @@ func (a *Adapter) editOriginal(ctx context.Context, in *interaction, m message) 
 	return out, err
 }
 
-func (a *Adapter) deleteOriginal(ctx context.Context, in *interaction) {
+// deleteOriginal deletes the interaction's original response; false when it is still there.
+func (a *Adapter) deleteOriginal(ctx context.Context, in *interaction) bool {
 	err := a.call(ctx, "delete original response", func(opts ...discordgo.RequestOption) error {
 		return a.s.InteractionResponseDelete(in.Interaction, opts...)
 	})
-	if err != nil {
+	if err != nil && !unknownMessage(err) {
 		a.logAPI(err, in.ChannelID, "delete original response", "")
+		return false
 	}
+	return true
+}
+
+// originalDeleted is what an interaction's ticket records once footnote deleted its original
+// response: an attempt resumed after a crash answers with followup messages, as editing the
+// original would find nothing (Unknown Message).
+const originalDeleted = "original-deleted"
+
+// dropOriginal deletes the original response of a reply that goes elsewhere or nowhere, and
+// records that in the ticket.
+func (a *Adapter) dropOriginal(ctx context.Context, t *bot.Ticket, in *interaction) {
+	if a.deleteOriginal(ctx, in) {
+		t.Save(ctx, originalDeleted)
+	}
+}
+
+// unknownMessage reports Discord's answer about a message that does not exist (any more).
+func unknownMessage(err error) bool {
+	e, ok := restError(err)
+	return ok && e.code == codeUnknownMessage
 }
 
 // startThread starts a public thread from a message; its id is the message's. Auto-archive

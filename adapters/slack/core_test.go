@@ -173,3 +173,90 @@ func TestResumeAfterRestartWithRealCore(t *testing.T) {
 		t.Errorf("final texts %v; want one answer and one apology", finals)
 	}
 }
+
+// TestCrashAfterPlaceholderDeleted reproduces a question the fault-and-load test lost. Its
+// placeholder was posted and saved; the core then made the reply private (the channel's
+// rate limit), so the placeholder was deleted, and the process died before the question was
+// marked done (here: while the ephemeral notice is on its way). The next process resumed the
+// question with the deleted placeholder, chat.update answered message_not_found and the
+// question ended undeliverable, with nothing in its thread. Resumed, it must get a visible
+// answer in its thread.
+func TestCrashAfterPlaceholderDeleted(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	const lease = 200 * time.Millisecond
+	b1, err := bot.New(bot.Config{StatePath: path, Asker: &bottest.Asker{}, MaxConcurrent: 2, MaxQueue: 2,
+		UserRate: rate.Inf, ChannelRate: rate.Every(time.Hour), ChannelBurst: 1, Lease: lease})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h1 := newHarness(t, func(c *Config) { c.Core = b1 })
+	hold := make(chan struct{})
+	h1.slack.mu.Lock()
+	h1.slack.hold["chat.postEphemeral"] = hold
+	h1.slack.mu.Unlock()
+	t.Cleanup(func() { close(hold) }) // lets the dead process's last call return, after the test
+
+	// The channel's one token goes to a first question.
+	const ts1, ts2 = "1763000004.000001", "1763000004.000002"
+	wantStatus(t, h1.event(eventCallback("Ev1", mention("C1", ts1, "", "<@UBOT> what is attention?")), nil), http.StatusOK)
+	waitFor(t, "the first question answered", func() bool {
+		n, err := b1.Pending(t.Context())
+		return err == nil && n == 0
+	})
+	wantStatus(t, h1.event(eventCallback("Ev2", mention("C1", ts2, "", "<@UBOT> what is attention?")), nil), http.StatusOK)
+	h1.slack.waitCalls(t, "chat.postEphemeral", 1)
+	if n := len(h1.slack.callsOf("chat.delete")); n != 1 {
+		t.Fatalf("%d placeholders deleted before the rate-limit notice; want 1", n)
+	}
+	b1.Close() // the crash
+
+	b2, err := bot.New(bot.Config{StatePath: path, Asker: &bottest.Asker{}, MaxConcurrent: 2, MaxQueue: 2,
+		UserRate: rate.Inf, ChannelRate: rate.Inf, Lease: lease})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b2.Close() })
+	h2 := newHarness(t, func(c *Config) { c.Core = b2; c.APIURL = h1.slack.srv.GetAPIURL() })
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go b2.Run(ctx)
+	waitFor(t, "the question resumed and done", func() bool {
+		n, err := b2.Pending(t.Context())
+		return err == nil && n == 0
+	})
+	h2.a.Wait(t.Context())
+
+	// What the thread of ts2 shows now: footnote's messages there that were not deleted,
+	// with their last text.
+	calls := h1.slack.list()
+	shown := map[string]string{}
+	for _, c := range calls {
+		if c.Method == "chat.postMessage" && c.Form.Get("thread_ts") == ts2 {
+			shown[c.TS] = c.Form.Get("text")
+		}
+	}
+	for _, c := range calls {
+		switch ts := c.Form.Get("ts"); c.Method {
+		case "chat.update":
+			if _, ok := shown[ts]; ok {
+				shown[ts] = c.Form.Get("text")
+			}
+		case "chat.delete":
+			delete(shown, ts)
+		}
+	}
+	answers := 0
+	for _, text := range shown {
+		if strings.Contains(text, "Searching") {
+			t.Errorf("a placeholder is left in the thread: %q", text)
+			continue
+		}
+		answers++
+	}
+	if answers != 1 {
+		t.Errorf("the resumed question shows %d replies in its thread (%v); want its answer, once", answers, shown)
+	}
+	if n := len(h1.slack.callsOf("chat.update (message_not_found)")); n != 0 {
+		t.Errorf("%d updates of the deleted placeholder; the resumed attempt should know it is gone", n)
+	}
+}

@@ -105,3 +105,38 @@ func TestResumeUpdatesPlaceholder(t *testing.T) {
 		t.Errorf("outcome %q, want answered", got)
 	}
 }
+
+// TestResumeWithPlaceholderGone: the placeholder a previous attempt saved no longer exists
+// (someone deleted it, or the attempt died between deleting it and recording that), so
+// chat.update answers message_not_found. The reply is posted fresh in the thread and recorded
+// for the next attempt, instead of the question ending undeliverable with nothing shown.
+func TestResumeWithPlaceholderGone(t *testing.T) {
+	h := newHarness(t, nil)
+	h.core.mu.Lock()
+	resume := h.core.resumer
+	h.core.mu.Unlock()
+	const gone = "1700000000.000077"
+	h.slack.mu.Lock()
+	h.slack.deleted[gone] = true
+	h.slack.mu.Unlock()
+	p, _ := json.Marshal(pending{Kind: kindMessage, Team: "T1", Channel: "C1", User: "U1", Text: "what is attention?", TS: "1.0", Thread: "1.0"})
+	var got string
+	tk := bot.NewTicket("slack:msg:C1:1.0", p, gone, func(o string) { got = o })
+	resume(t.Context(), tk)
+	if n := len(h.slack.callsOf("chat.update (message_not_found)")); n == 0 {
+		t.Fatal("the deleted placeholder was never tried: the test does not test the fallback")
+	}
+	posts := h.slack.callsOf("chat.postMessage")
+	if len(posts) != 1 || posts[0].Form.Get("thread_ts") != "1.0" || strings.Contains(posts[0].text(t), "Searching") {
+		t.Fatalf("posts %v; want the answer posted once in the thread", posts)
+	}
+	if !strings.Contains(posts[0].text(t), "sub-layers") {
+		t.Errorf("posted %q; want the answer", posts[0].text(t))
+	}
+	if got != "answered" {
+		t.Errorf("outcome %q, want answered", got)
+	}
+	if tk.Placeholder() != posts[0].TS {
+		t.Errorf("ticket records %q; want the new message %s, so a later attempt updates it", tk.Placeholder(), posts[0].TS)
+	}
+}

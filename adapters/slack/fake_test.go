@@ -227,6 +227,7 @@ type apiCall struct {
 	Form   url.Values     // form-encoded calls (chat.*)
 	JSON   map[string]any // JSON calls (views.open)
 	Seq    int64
+	TS     string // the ts chat.postMessage answered with
 }
 
 // blocks decodes the call's blocks.
@@ -309,12 +310,14 @@ type fakeSlack struct {
 	mu        sync.Mutex
 	calls     []apiCall
 	ts        int
-	limited   map[string]int    // method → 429 answers still to give
-	failing   map[string]int    // method → 500 answers still to give
-	erroring  map[string]string // method → Slack error it answers with (native_test.go)
-	outside   map[string]bool   // channels footnote is not a member of
-	envelopes chan string       // sent to the socket mode client
-	acks      chan ack          // envelope ids the client acknowledged
+	limited   map[string]int           // method → 429 answers still to give
+	failing   map[string]int           // method → 500 answers still to give
+	erroring  map[string]string        // method → Slack error it answers with (native_test.go)
+	outside   map[string]bool          // channels footnote is not a member of
+	deleted   map[string]bool          // ts chat.delete removed: chat.update answers message_not_found
+	hold      map[string]chan struct{} // method → recorded, then answered once the channel closes
+	envelopes chan string              // sent to the socket mode client
+	acks      chan ack                 // envelope ids the client acknowledged
 	conns     atomic.Int32
 }
 
@@ -325,7 +328,7 @@ type ack struct {
 
 func newFakeSlack(t *testing.T) *fakeSlack {
 	t.Helper()
-	f := &fakeSlack{limited: map[string]int{}, failing: map[string]int{}, erroring: map[string]string{}, outside: map[string]bool{}, envelopes: make(chan string, 16), acks: make(chan ack, 16)}
+	f := &fakeSlack{limited: map[string]int{}, failing: map[string]int{}, erroring: map[string]string{}, outside: map[string]bool{}, deleted: map[string]bool{}, hold: map[string]chan struct{}{}, envelopes: make(chan string, 16), acks: make(chan ack, 16)}
 	f.srv = slacktest.NewTestServer(func(c slacktest.Customize) {
 		for _, m := range append([]string{"chat.postMessage", "chat.update", "chat.postEphemeral", "chat.delete", "views.open", "respond"}, nativeMethods...) {
 			c.Handle("/"+m, f.record(m))
@@ -377,10 +380,27 @@ func (f *fakeSlack) record(method string) http.HandlerFunc {
 			fmt.Fprintf(w, `{"ok":false,"error":%q}`, e)
 			return
 		}
+		if method == "chat.update" && f.deleted[c.Form.Get("ts")] {
+			f.calls = append(f.calls, apiCall{Method: method + " (message_not_found)", Form: c.Form, Seq: c.Seq})
+			f.mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"ok":false,"error":"message_not_found"}`)
+			return
+		}
+		if method == "chat.delete" {
+			f.deleted[c.Form.Get("ts")] = true
+		}
 		f.ts++
 		ts := fmt.Sprintf("1700000000.%06d", f.ts)
+		if method == "chat.postMessage" {
+			c.TS = ts
+		}
 		f.calls = append(f.calls, c)
+		hold := f.hold[method]
 		f.mu.Unlock()
+		if hold != nil {
+			<-hold
+		}
 		w.Header().Set("Content-Type", "application/json")
 		channel := c.Form.Get("channel")
 		switch method {

@@ -175,7 +175,7 @@ func (a *Adapter) apologize(ctx context.Context, t *bot.Ticket, p pending) {
 	var err error
 	switch {
 	case pts != "":
-		err = a.update(ctx, p.Channel, pts, m)
+		_, err = a.replace(ctx, t, p.Channel, thread, pts, strings.TrimSuffix(ref, pts), m)
 	case thread != "":
 		_, err = a.post(ctx, p.Channel, thread, m)
 	default:
@@ -236,7 +236,7 @@ func (a *Adapter) answer(ctx context.Context, t *bot.Ticket, channel, thread str
 		t.Save(ctx, prefix+pts)
 	}
 	if t.Stale() {
-		if err := a.update(ctx, channel, pts, textMessage(bot.ApologyText, bot.ApologyText)); err != nil {
+		if _, err := a.replace(ctx, t, channel, thread, pts, prefix, textMessage(bot.ApologyText, bot.ApologyText)); err != nil {
 			a.logAPI(err, channel, "step", "post apology", "key", t.Key())
 			t.Done(ctx, "undeliverable")
 			return
@@ -252,7 +252,7 @@ func (a *Adapter) answer(ctx context.Context, t *bot.Ticket, channel, thread str
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bot.DeliverTimeout)
 	defer cancel()
 	if reply.Kind == bot.KindDuplicate {
-		a.deleteMessage(ctx, channel, pts)
+		a.dropPlaceholder(ctx, t, channel, pts, prefix)
 		t.Done(ctx, "duplicate")
 		return
 	}
@@ -260,7 +260,7 @@ func (a *Adapter) answer(ctx context.Context, t *bot.Ticket, channel, thread str
 	if reply.Private {
 		// The core made the reply private (usage help, a private channel): only the asker
 		// sees it, and the placeholder goes.
-		a.deleteMessage(ctx, channel, pts)
+		a.dropPlaceholder(ctx, t, channel, pts, prefix)
 		if a.sendEphemeral(ctx, channel, req.User, thread, withShare(reply)) {
 			t.Done(ctx, outcome(reply))
 		} else {
@@ -269,10 +269,10 @@ func (a *Adapter) answer(ctx context.Context, t *bot.Ticket, channel, thread str
 		return
 	}
 	msgs := render(reply)
-	if err := a.update(ctx, channel, pts, msgs[0]); err != nil {
+	if _, err := a.replace(ctx, t, channel, thread, pts, prefix, msgs[0]); err != nil {
 		a.logAPI(err, channel, "step", "update placeholder", "request_id", reply.RequestID, "key", t.Key())
 		// Say so where the placeholder is rather than leave "Searching…" forever.
-		if a.update(ctx, channel, pts, textMessage("Sorry, I could not display this answer.", "footnote")) == nil {
+		if _, e := a.replace(ctx, t, channel, thread, pts, prefix, textMessage("Sorry, I could not display this answer.", "footnote")); e == nil {
 			t.Done(ctx, "failed")
 			return
 		}
@@ -288,14 +288,53 @@ func (a *Adapter) answer(ctx context.Context, t *bot.Ticket, channel, thread str
 	}
 }
 
-func (a *Adapter) deleteMessage(ctx context.Context, channel, ts string) {
+// dropPlaceholder deletes the placeholder pts of a reply that goes elsewhere (ephemeral) or
+// nowhere, then forgets it in the ticket: an attempt resumed after a crash must post a new
+// placeholder, not update a deleted one (chat.update answers message_not_found). Deleting
+// first means a crash in between leaves no "Searching…" behind; replace covers that window.
+func (a *Adapter) dropPlaceholder(ctx context.Context, t *bot.Ticket, channel, pts, prefix string) {
+	if a.deleteMessage(ctx, channel, pts) {
+		t.Save(ctx, prefix)
+	}
+}
+
+// replace shows m in place of the message pts (the placeholder or a streamed answer). When
+// that message is gone (a person deleted it, or an attempt that died had deleted it) m is
+// posted fresh in the thread and recorded in the ticket under prefix: the question still
+// gets its one visible reply, never silence. It returns the ts now holding the reply.
+func (a *Adapter) replace(ctx context.Context, t *bot.Ticket, channel, thread, pts, prefix string, m message) (string, error) {
+	err := a.update(ctx, channel, pts, m)
+	if !messageGone(err) {
+		return pts, err
+	}
+	a.log.Warn("placeholder gone; posting the reply in the thread instead", logChannel, channel, "ts", pts, "key", t.Key(), logErr, err)
+	ts, err := a.post(ctx, channel, thread, m)
+	if err != nil {
+		return "", err
+	}
+	t.Save(ctx, prefix+ts)
+	return ts, nil
+}
+
+// messageGone reports Slack's answer to an update of a message that does not exist (any
+// more).
+func messageGone(err error) bool {
+	var se slack.SlackErrorResponse
+	return errors.As(err, &se) && se.Err == "message_not_found"
+}
+
+// deleteMessage deletes one of footnote's messages; false when it could not (it is still
+// there).
+func (a *Adapter) deleteMessage(ctx context.Context, channel, ts string) bool {
 	err := a.retry(ctx, "chat.delete", func() error {
 		_, _, err := a.api.DeleteMessageContext(ctx, channel, ts)
 		return err
 	})
-	if err != nil {
+	if err != nil && !messageGone(err) {
 		a.logAPI(err, channel, "step", "delete placeholder")
+		return false
 	}
+	return true
 }
 
 // sendEphemeral shows a reply to one user only; false when Slack refused it.
@@ -358,6 +397,9 @@ func (a *Adapter) stream(ctx context.Context, channel, ts string) *streamer {
 			// A progressive update is best effort: no 429 retries, the final update follows.
 			if _, _, _, err := a.api.UpdateMessageContext(ctx, channel, ts, slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...)); err != nil {
 				a.log.Warn("progressive update", logChannel, channel, logErr, err)
+				if messageGone(err) {
+					return // nothing to update; the final reply is posted fresh (replace)
+				}
 			}
 			t := time.NewTimer(a.cfg.UpdateInterval)
 			select {

@@ -324,10 +324,10 @@ func (a *Adapter) answerNative(ctx context.Context, t *bot.Ticket, channel, thre
 	}
 	switch {
 	case reply.Kind == bot.KindDuplicate:
-		a.deleteMessage(ctx, channel, ts)
+		a.dropPlaceholder(ctx, t, channel, ts, prefix)
 		return "duplicate", true
 	case reply.Private:
-		a.deleteMessage(ctx, channel, ts)
+		a.dropPlaceholder(ctx, t, channel, ts, prefix)
 		if !a.sendEphemeral(ctx, channel, req.User, thread, withShare(reply)) {
 			return "undeliverable", true
 		}
@@ -336,7 +336,7 @@ func (a *Adapter) answerNative(ctx context.Context, t *bot.Ticket, channel, thre
 	// The streamed text was the draft; the rendered reply (grounded citations, sources,
 	// buttons) replaces it.
 	msgs := renderNative(reply)
-	if err := a.update(ctx, channel, ts, msgs[0]); err != nil {
+	if _, err := a.replace(ctx, t, channel, thread, ts, prefix, msgs[0]); err != nil {
 		a.logAPI(err, channel, "step", "replace streamed answer", "request_id", reply.RequestID, "key", t.Key())
 		return "undeliverable", true
 	}

@@ -185,8 +185,9 @@ best cited sentences. When the documents do not hold the answer, footnote says e
 			}
 			q := rag.Question{Text: strings.Join(args, " "), Method: method, TopK: k, Selected: selected}
 			var stream func(string) error
+			var streamed strings.Builder
 			if !asJSON {
-				stream = func(d string) error { _, err := io.WriteString(a.out, d); return err }
+				stream = func(d string) error { streamed.WriteString(d); _, err := io.WriteString(a.out, d); return err }
 			}
 			ans, err := p.Ask(ctx, q, stream)
 			if b, berr := a.newBot(p, nil); berr == nil {
@@ -199,6 +200,12 @@ best cited sentences. When the documents do not hold the answer, footnote says e
 				return writeJSON(a.out, ans)
 			}
 			fmt.Fprintln(a.out)
+			if strings.TrimSpace(streamed.String()) != strings.TrimSpace(ans.Text) {
+				// A generated answer is checked against its sources after it streamed: a claim
+				// without support was dropped, or nothing held and it became the refusal. The
+				// checked answer is the one to read.
+				fmt.Fprintf(a.out, "\nChecked against the sources:\n%s\n", ans.Text)
+			}
 			if ans.Note != "" {
 				fmt.Fprintf(a.out, "\n(%s)\n", ans.Note)
 			}

@@ -70,8 +70,8 @@ var markerRE = regexp.MustCompile(`\[(\d+)\]`)
 func checkCitations(t *testing.T, a askJSON) {
 	t.Helper()
 	if a.Refused {
-		if a.Answer != rag.Refusal || len(a.Sources) != 0 {
-			t.Errorf("refusal = %q with %d sources, want exactly %q and none", a.Answer, len(a.Sources), rag.Refusal)
+		if !strings.HasPrefix(a.Answer, rag.Refusal) || len(a.Sources) != 0 {
+			t.Errorf("refusal = %q with %d sources, want it to start with %q and cite none", a.Answer, len(a.Sources), rag.Refusal)
 		}
 		return
 	}
@@ -106,10 +106,13 @@ func TestAskWithLocalLLM(t *testing.T) {
 		t.Fatalf("index: exit %d\n%s%s", code, out, errOut)
 	}
 	a := askLLM(t, env, "What are the two sub-layers of an encoder layer?")
-	t.Logf("answer by %s: %q (citations %d, invalid %d, confidence %.2f)", a.Generator, a.Answer, a.Citations, a.InvalidCitations, a.Confidence)
-	// The model answered (no fallback), under the name the server lists.
-	if !strings.HasPrefix(a.Generator, "openai:") || a.Generator == "openai:gpt-4o-mini" || a.Note != "" {
-		t.Fatalf("generator %q, note %q: want the local model's answer without a fallback", a.Generator, a.Note)
+	t.Logf("answer by %s: %q (citations %d, invalid %d, confidence %.2f, note %q)", a.Generator, a.Answer, a.Citations, a.InvalidCitations, a.Confidence, a.Note)
+	// The model answered under the name the server lists, or its answer cited nothing its
+	// sources support and grounding replaced it with a visible note: a 135M model sometimes
+	// echoes the prompt. A timeout, a refused connection or a silent swap fail.
+	own := strings.HasPrefix(a.Generator, "openai:") && a.Generator != "openai:gpt-4o-mini" && a.Note == ""
+	if !own && !strings.Contains(a.Note, groundingNote) {
+		t.Fatalf("generator %q, note %q: want the local model's answer, or grounding's fallback note", a.Generator, a.Note)
 	}
 	checkCitations(t, a)
 	if !a.Refused && (len(a.Sources) == 0 || a.Sources[0].Chunk.Name != "transformer") {
@@ -121,10 +124,21 @@ func TestAskWithLocalLLM(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("ask: exit %d\n%s%s", code, out, errOut)
 	}
-	if !strings.Contains(out, "· openai:") || strings.Contains(out, "did not answer") {
-		t.Errorf("streamed ask output lacks the local model's footer or fell back:\n%s", out)
+	// The answer as streamed; when grounding changed it (a claim dropped, or nothing held and
+	// it became the refusal), the checked answer follows it.
+	footer := strings.Contains(out, "· openai:")
+	checked := strings.Contains(out, "Checked against the sources:\n"+rag.Refusal)
+	if strings.Contains(out, "did not answer") || !(footer || checked || strings.Contains(out, groundingNote)) {
+		t.Errorf("streamed ask output lacks the local model's footer, grounding's note or the checked refusal:\n%s", out)
+	}
+	if !own && !footer {
+		t.Errorf("neither answer of the local model survived grounding:\n%s", out)
 	}
 }
+
+// groundingNote is what an answer says when grounding replaced a generated answer that cited
+// nothing its sources support (rag.fallbackNote).
+const groundingNote = "cited no source that supports it"
 
 // A question that makes the prompt longer than the server's context window: the server
 // refuses it, and footnote answers extractively with a note saying why.

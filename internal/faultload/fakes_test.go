@@ -159,7 +159,9 @@ func newFakeSlack(led *ledger, f *faults) *fakeSlack {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/", s.serveAPI)
 	mux.HandleFunc("/ws", s.serveSocket)
-	s.srv = httptest.NewServer(mux)
+	// Started after the assignment: handlers read s.srv.URL.
+	s.srv = httptest.NewUnstartedServer(mux)
+	s.srv.Start()
 	return s
 }
 
@@ -349,7 +351,8 @@ func newFakeDiscord(led *ledger, f *faults, appID string) *fakeDiscord {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/v9/", d.serveREST)
 	mux.HandleFunc("/ws/", d.serveGateway)
-	d.srv = httptest.NewServer(mux)
+	d.srv = httptest.NewUnstartedServer(mux)
+	d.srv.Start()
 	return d
 }
 

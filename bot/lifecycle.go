@@ -139,6 +139,35 @@ func (t *Ticket) Done(ctx context.Context, outcome string) {
 	})
 }
 
+// GiveUp ends a question whose reply could not be posted: a transient failure (429, 5xx,
+// network; the adapter knows its platform's errors) leaves it pending, to be answered again
+// when its lease runs out unless it is too old by then; anything else is counted as
+// undeliverable.
+func (t *Ticket) GiveUp(ctx context.Context, err error, transient bool) {
+	if t == nil {
+		return
+	}
+	if err != nil && transient && !t.Stale() {
+		if t.b != nil {
+			t.b.log.Warn("reply not delivered; the question stays pending", logKey, t.key, logPlatform, t.platform, logErr, err)
+		}
+		t.Abandon()
+		return
+	}
+	t.Done(ctx, "undeliverable")
+}
+
+// Outcome names how a reply ends a question's life, for the delivery metrics.
+func Outcome(r Reply) string {
+	switch r.Kind {
+	case KindError:
+		return "failed"
+	case KindBusy, KindRateLimited:
+		return "busy"
+	}
+	return "answered"
+}
+
 // Abandon gives the question up without a reply (this process is shutting down): the lease
 // runs out and the question is resumed, here or by another process.
 func (t *Ticket) Abandon() {

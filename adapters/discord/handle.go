@@ -317,7 +317,7 @@ func (a *Adapter) onAsk(ctx context.Context, in *interaction, question string, p
 			t.Done(ctx, "undeliverable")
 			return
 		}
-		t.Done(ctx, outcome(reply))
+		t.Done(ctx, bot.Outcome(reply))
 		return
 	}
 	if pol.Private {
@@ -333,7 +333,7 @@ func (a *Adapter) onAsk(ctx context.Context, in *interaction, question string, p
 		t.Done(ctx, "undeliverable")
 		return
 	}
-	t.Done(ctx, outcome(reply))
+	t.Done(ctx, bot.Outcome(reply))
 	if !startThread || reply.Kind != bot.KindAnswer && reply.Kind != bot.KindRefusal {
 		return
 	}
@@ -632,7 +632,7 @@ func (a *Adapter) privateChannel(ctx context.Context, m *discordgo.Message, chan
 	t := ticketFrom(ctx)
 	if err := a.postAll(ctx, m.ChannelID, m.ID, []message{{Content: "In this channel I answer privately: use `/ask` and only you will see the answer."}}); err != nil {
 		a.logAPI(err, m.ChannelID, "post private-channel notice", "Send Messages")
-		a.giveUp(ctx, t, err)
+		t.GiveUp(ctx, err, transient(err))
 		return true
 	}
 	t.Done(ctx, "answered")
@@ -667,12 +667,12 @@ func (a *Adapter) answer(ctx context.Context, q question) {
 	}
 	err := a.postAll(ctx, q.target, q.replyTo, render(reply))
 	if err == nil {
-		t.Done(ctx, outcome(reply))
+		t.Done(ctx, bot.Outcome(reply))
 		return
 	}
 	if !forbidden(err) {
 		a.logAPI(err, q.target, "post answer", "", logRequestID, reply.RequestID)
-		a.giveUp(ctx, t, err)
+		t.GiveUp(ctx, err, transient(err))
 		return
 	}
 	t.Done(ctx, "undeliverable")

@@ -162,7 +162,7 @@ func (a *Adapter) question(ctx context.Context, m *discordgo.Message, raw []byte
 	if !a.core.Notify(ctx, Platform, func(ctx context.Context) {
 		if err := a.postAll(ctx, m.ChannelID, m.ID, []message{{Content: bot.BusyText}}); err != nil {
 			a.logAPI(err, m.ChannelID, "post busy notice", "Send Messages")
-			a.giveUp(ctx, t, err)
+			t.GiveUp(ctx, err, transient(err))
 			return
 		}
 		t.Done(ctx, "busy")
@@ -250,29 +250,6 @@ func withTicket(ctx context.Context, t *bot.Ticket) context.Context {
 func ticketFrom(ctx context.Context) *bot.Ticket {
 	t, _ := ctx.Value(ticketKey{}).(*bot.Ticket)
 	return t
-}
-
-// outcome names how a reply ends a question's life, for the delivery metrics.
-func outcome(r bot.Reply) string {
-	switch r.Kind {
-	case bot.KindError:
-		return "failed"
-	case bot.KindBusy, bot.KindRateLimited:
-		return "busy"
-	}
-	return "answered"
-}
-
-// giveUp ends a question whose reply could not be posted: a transient failure (429, 5xx,
-// network) leaves it pending, to be answered again when its lease runs out, unless it is
-// too old by then; anything else is logged and counted as undeliverable.
-func (a *Adapter) giveUp(ctx context.Context, t *bot.Ticket, err error) {
-	if err != nil && transient(err) && !t.Stale() {
-		a.log.Warn("reply not delivered; the question stays pending", "key", t.Key(), logErr, err)
-		t.Abandon()
-		return
-	}
-	t.Done(ctx, "undeliverable")
 }
 
 func transient(err error) bool {

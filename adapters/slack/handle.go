@@ -123,11 +123,11 @@ func (a *Adapter) onCommand(ctx context.Context, t *bot.Ticket, p pending) {
 	}
 	private := func(r bot.Reply) {
 		if a.sendEphemeral(ctx, p.Channel, p.User, "", r) {
-			t.Done(ctx, outcome(r))
+			t.Done(ctx, bot.Outcome(r))
 			return
 		}
 		if p.ResponseURL != "" && a.respond(ctx, p.ResponseURL, r) {
-			t.Done(ctx, outcome(r))
+			t.Done(ctx, bot.Outcome(r))
 			return
 		}
 		t.Done(ctx, "undeliverable")
@@ -148,7 +148,7 @@ func (a *Adapter) onCommand(ctx context.Context, t *bot.Ticket, p pending) {
 		if err != nil {
 			a.logAPI(err, p.Channel, "step", "post question")
 			if transient(err) {
-				a.giveUp(ctx, t, err)
+				t.GiveUp(ctx, err, transient(err))
 				return
 			}
 			// footnote is probably not a member of the channel (not_in_channel): answer the
@@ -230,7 +230,7 @@ func (a *Adapter) answer(ctx context.Context, t *bot.Ticket, channel, thread str
 		pts, err = a.post(ctx, channel, thread, a.placeholder(ctx))
 		if err != nil {
 			a.logAPI(err, channel, "step", "post placeholder", "key", t.Key())
-			a.giveUp(ctx, t, err)
+			t.GiveUp(ctx, err, transient(err))
 			return
 		}
 		t.Save(ctx, prefix+pts)
@@ -262,7 +262,7 @@ func (a *Adapter) answer(ctx context.Context, t *bot.Ticket, channel, thread str
 		// sees it, and the placeholder goes.
 		a.dropPlaceholder(ctx, t, channel, pts, prefix)
 		if a.sendEphemeral(ctx, channel, req.User, thread, withShare(reply)) {
-			t.Done(ctx, outcome(reply))
+			t.Done(ctx, bot.Outcome(reply))
 		} else {
 			t.Done(ctx, "undeliverable")
 		}
@@ -276,10 +276,10 @@ func (a *Adapter) answer(ctx context.Context, t *bot.Ticket, channel, thread str
 			t.Done(ctx, "failed")
 			return
 		}
-		a.giveUp(ctx, t, err)
+		t.GiveUp(ctx, err, transient(err))
 		return
 	}
-	t.Done(ctx, outcome(reply))
+	t.Done(ctx, bot.Outcome(reply))
 	for _, m := range msgs[1:] {
 		if _, err := a.post(ctx, channel, thread, m); err != nil {
 			a.logAPI(err, channel, "step", "post continuation", "request_id", reply.RequestID)

@@ -106,7 +106,7 @@ func (a *Adapter) busyInThread(ctx context.Context, t *bot.Ticket, p pending) {
 			t.Done(ctx, "busy")
 			return
 		}
-		a.giveUp(ctx, t, nil)
+		t.GiveUp(ctx, nil, transient(nil))
 	})
 	if !ok {
 		// Not even the notice can go out now: the question stays pending and is answered
@@ -145,29 +145,6 @@ func (a *Adapter) resume(ctx context.Context, t *bot.Ticket) {
 	defer cancel()
 	defer t.Done(ctx, "ended")
 	a.work(ctx, t, p)
-}
-
-// outcome names how a reply ends a question's life, for the delivery metrics.
-func outcome(r bot.Reply) string {
-	switch r.Kind {
-	case bot.KindError:
-		return "failed"
-	case bot.KindBusy, bot.KindRateLimited:
-		return "busy"
-	}
-	return "answered"
-}
-
-// giveUp ends a question whose reply could not be posted: a transient failure (429, 5xx,
-// network) leaves it pending, to be answered again when its lease runs out, unless it is
-// too old by then; anything else is logged and counted as undeliverable.
-func (a *Adapter) giveUp(ctx context.Context, t *bot.Ticket, err error) {
-	if err != nil && transient(err) && !t.Stale() {
-		a.log.Warn("reply not delivered; the question stays pending", "key", t.Key(), logErr, err)
-		t.Abandon()
-		return
-	}
-	t.Done(ctx, "undeliverable")
 }
 
 // transient reports whether a failed Web API call may work later.

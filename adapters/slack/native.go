@@ -287,7 +287,7 @@ func (a *Adapter) answerNative(ctx context.Context, t *bot.Ticket, channel, thre
 		if !a.sendEphemeral(ctx, channel, req.User, thread, withShare(reply)) {
 			return "undeliverable", true
 		}
-		return outcome(reply), true
+		return bot.Outcome(reply), true
 	}
 	if !assistantThread(channel, thread) {
 		return "", false
@@ -331,7 +331,7 @@ func (a *Adapter) answerNative(ctx context.Context, t *bot.Ticket, channel, thre
 		if !a.sendEphemeral(ctx, channel, req.User, thread, withShare(reply)) {
 			return "undeliverable", true
 		}
-		return outcome(reply), true
+		return bot.Outcome(reply), true
 	}
 	// The streamed text was the draft; the rendered reply (grounded citations, sources,
 	// buttons) replaces it.
@@ -346,7 +346,7 @@ func (a *Adapter) answerNative(ctx context.Context, t *bot.Ticket, channel, thre
 			break
 		}
 	}
-	return outcome(reply), true
+	return bot.Outcome(reply), true
 }
 
 // nativeStreamer appends the newly generated text with chat.appendStream, at most once per

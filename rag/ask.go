@@ -149,19 +149,31 @@ func (p *Pipeline) refuseWith(ans *Answer, fn func(string) error, streamed bool,
 
 // holdersFirst orders the hits by how many of the question's names they hold (see
 // gateResult.holders), keeping the reranker's order among equals, and leaves out those
-// holding none when some hold one. hits is not changed.
+// holding none when some hold one, unless their paper is that of a passage holding the
+// most: a paper names its system once per section, and the passage stating the number
+// asked for ("after filtering, 5,075,182 articles") often does not. hits is not changed.
 func holdersFirst(hits []Scored, holders []int) []Scored {
 	if len(holders) != len(hits) {
 		return hits
 	}
 	idx := make([]int, 0, len(hits))
-	for i := range hits {
+	most := slices.Max(holders)
+	held := map[string]bool{} // the papers of the passages holding the most names
+	for i, h := range hits {
 		if holders[i] > 0 {
 			idx = append(idx, i)
+		}
+		if holders[i] == most {
+			held[h.Chunk.DocID] = true
 		}
 	}
 	if len(idx) == 0 {
 		return hits
+	}
+	for i, h := range hits {
+		if holders[i] == 0 && held[h.Chunk.DocID] {
+			idx = append(idx, i)
+		}
 	}
 	sort.SliceStable(idx, func(a, b int) bool { return holders[idx[a]] > holders[idx[b]] })
 	out := make([]Scored, len(idx))
@@ -281,7 +293,7 @@ func (p *Pipeline) respond(ctx context.Context, q Question, query string, cands 
 		p.log.Warn("language model failed; answering extractively", "generator", p.cfg.Generator.Name(), "err", genErr)
 	}
 	ans.Generator = GeneratorExtractive
-	text := p.extractive(ctx, query, cands[:primary])
+	text := p.extractive(ctx, extractiveQuery(q, query), cands[:primary])
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -634,4 +646,16 @@ func confidence(sources []Source, text string, valid, invalid int, scored bool) 
 	}
 	c := (0.5*top + 0.2*sum/float64(n) + 0.3*citationCoverage(text)) * validity
 	return min(max(c, 0), 1)
+}
+
+// extractiveQuery is what an extractive answer's sentences are scored against: the
+// user's own words when the rule condensation only appended the thread's terms to them.
+// Retrieval needs those terms to find the subject; the sentence answering "And what batch
+// size did they use?" is the one about batch size, and the carried terms ("objective",
+// "NLI", "pairs") would rank the paper's sentences on its earlier topic first.
+func extractiveQuery(q Question, query string) string {
+	if len(q.History) > 0 && strings.HasPrefix(query, q.Text+" ") {
+		return q.Text
+	}
+	return query
 }

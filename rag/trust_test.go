@@ -205,3 +205,36 @@ func TestAskNearMissRefusal(t *testing.T) {
 		t.Errorf("streamed %q, answer %q", streamed.String(), ans.Text)
 	}
 }
+
+// TestSteerDocsMostCited checks a follow-up is steered to the paper the previous answer
+// was about, not to one it quoted once in passing, and to both papers of an answer that
+// compares two.
+func TestSteerDocsMostCited(t *testing.T) {
+	src := func(n int, doc string) Source { return Source{N: n, Chunk: Chunk{DocID: doc}, Cited: true} }
+	turn := Turn{
+		Question: "Which objective does Sentence-BERT optimize?",
+		Answer:   "SBERT adds a pooling operation [1]. It is trained on SNLI [2]. The NSP objective was designed for inference [3]. It optimizes a softmax classifier [1].",
+		Sources:  []Source{src(1, "sbert"), src(2, "sbert"), src(3, "roberta")},
+	}
+	if got := steerDocs(Question{Text: "And what batch size did they use?", History: []Turn{turn}}); !slices.Equal(got, []string{"sbert"}) {
+		t.Errorf("steerDocs = %v, want [sbert]: the answer quoted RoBERTa once in passing", got)
+	}
+	turn.Answer = "LoRA freezes the pretrained weights [1]. QLoRA quantizes them to 4 bits [3]."
+	if got := steerDocs(Question{Text: "And what rank did they use?", History: []Turn{turn}}); !slices.Equal(got, []string{"sbert", "roberta"}) {
+		t.Errorf("steerDocs = %v, want both papers an answer cites alike", got)
+	}
+}
+
+func TestExtractiveQuery(t *testing.T) {
+	h := []Turn{{Question: "Which objective does Sentence-BERT optimize?"}}
+	q := Question{Text: "And what batch size did they use?", History: h}
+	if got := extractiveQuery(q, q.Text+" objective Sentence-BERT optimize"); got != q.Text {
+		t.Errorf("rule-condensed follow-up scored against %q, want the user's words", got)
+	}
+	if got := extractiveQuery(q, "What batch size did Sentence-BERT use?"); got != "What batch size did Sentence-BERT use?" {
+		t.Errorf("model-condensed follow-up scored against %q, want the condensed question", got)
+	}
+	if got := extractiveQuery(Question{Text: "What batch size?"}, "What batch size?"); got != "What batch size?" {
+		t.Errorf("standalone question scored against %q", got)
+	}
+}

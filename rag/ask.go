@@ -90,7 +90,7 @@ func (p *Pipeline) ask(ctx context.Context, q Question, fn func(delta string) er
 	// thread's papers when they hold evidence; any other question in a thread when its
 	// best passage is theirs. The gate then checks the evidence chosen.
 	if isFollowUp(q.Text) {
-		r.Hits = sameDocs(p.steeredEvidence(r, steered), steered, true)
+		r.Hits = sameDocs(p.steeredEvidence(ctx, r, steered, q.Text), steered, true)
 	} else {
 		r.Hits = sameDocs(r.Hits, steered, false)
 	}
@@ -186,25 +186,52 @@ func holdersFirst(hits []Scored, holders []int) []Scored {
 // steeredEvidence is the kept evidence of an elliptical follow-up: the kept hits, or when
 // none is from the thread's papers, their candidates that pass the score threshold (the
 // drop-off rule cut them below another paper's passages), at most TopK.
-func (p *Pipeline) steeredEvidence(r Retrieval, docs []string) []Scored {
+//
+// When the query is the follow-up with the thread's terms appended (see condenseRule) and
+// the candidates are reranked, it is always the thread's candidates that pass the
+// threshold, ordered by the reranker's score for the user's own words: the thread's terms
+// found the paper, and within it they favour the passages on the earlier topic over the
+// one on "And what batch size did they use?". When that reranking fails, the query's
+// order stays.
+func (p *Pipeline) steeredEvidence(ctx context.Context, r Retrieval, docs []string, own string) []Scored {
 	if len(docs) == 0 {
 		return r.Hits
 	}
-	for _, h := range r.Hits {
-		if slices.Contains(docs, h.Chunk.DocID) {
-			return r.Hits
+	byOwn := r.Reranked && strings.HasPrefix(r.Query, own+" ")
+	if !byOwn {
+		for _, h := range r.Hits {
+			if slices.Contains(docs, h.Chunk.DocID) {
+				return r.Hits
+			}
 		}
 	}
-	var out []Scored
+	var in []Scored
 	for _, c := range r.Candidates {
-		if slices.Contains(docs, c.Chunk.DocID) && (!r.Reranked || c.Rerank >= p.cfg.MinScore) && len(out) < p.cfg.TopK {
-			out = append(out, c)
+		if slices.Contains(docs, c.Chunk.DocID) && (!r.Reranked || c.Rerank >= p.cfg.MinScore) {
+			in = append(in, c)
 		}
 	}
-	if len(out) == 0 {
+	if len(in) == 0 {
 		return r.Hits
 	}
-	return out
+	if byOwn && len(in) > 1 {
+		hits := make([]Hit, len(in))
+		for i, c := range in {
+			hits[i] = c.Hit
+		}
+		if ranked, err := p.rerank(ctx, own, nil, hits); err == nil {
+			prior := map[string]Scored{}
+			for _, c := range in {
+				prior[c.Chunk.ID] = c
+			}
+			for i, c := range ranked {
+				in[i] = prior[c.Chunk.ID] // the own words' order, the query's scores
+			}
+		} else {
+			p.log.Warn("rerank a follow-up's passages by its own words; keeping the query's order", "err", err)
+		}
+	}
+	return in[:min(len(in), p.cfg.TopK)]
 }
 
 // sameDocs keeps the hits from the given documents when the first hit is from one of them

@@ -191,6 +191,7 @@ func TestAsksQuantity(t *testing.T) {
 		"The dump of English Wikipedia from 2016 is the source.":     false,
 		"As shown in Table 2 and Section 3.1, it is better.":         false,
 		"BERT (Devlin et al., 2019a) is a pre-trained network.":      false,
+		"It has (1) a retriever and (2) a reader of articles.":       false,
 	} {
 		if got := statesQuantity(s); got != want {
 			t.Errorf("statesQuantity(%q) = %v, want %v", s, got, want)

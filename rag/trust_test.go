@@ -238,3 +238,43 @@ func TestExtractiveQuery(t *testing.T) {
 		t.Errorf("standalone question scored against %q", got)
 	}
 }
+
+// TestSteeredEvidenceOwnWords checks that a rule-condensed follow-up is answered from the
+// thread's paper's passages that pass the threshold, ordered by the user's own words (the
+// batch-size passage first, though the carried terms rank the objective passage higher),
+// and that a model-condensed one keeps the kept hits.
+func TestSteeredEvidenceOwnWords(t *testing.T) {
+	p := testPipeline(t, Config{Reranker: fnReranker(func(q string, ps []string) []float64 { return overlapScores(q, ps) }), MinScore: 0.2, TopK: 5})
+	cand := func(id, doc, text string, score float64) Scored {
+		return Scored{Hit: Hit{Chunk: Chunk{ID: id, DocID: doc, Text: text}}, Rerank: score}
+	}
+	r := Retrieval{
+		Query: "And what batch size did they use? objective Sentence-BERT NLI",
+		Candidates: []Scored{
+			cand("roberta-batch", "roberta", "We pretrain with a batch size of 8K sequences.", 0.95),
+			cand("sbert-objective", "sbert", "SBERT optimizes a classification objective on NLI pairs.", 0.9),
+			cand("sbert-batch", "sbert", "We use a batch size of 16 and train for one epoch.", 0.5),
+			cand("sbert-weak", "sbert", "We used a batch size that fits the GPU.", 0.1),
+		},
+		Reranked: true,
+	}
+	r.Hits = r.Candidates[:2]
+	ids := func(hs []Scored) []string {
+		var out []string
+		for _, h := range hs {
+			out = append(out, h.Chunk.ID)
+		}
+		return out
+	}
+	got := p.steeredEvidence(t.Context(), r, []string{"sbert"}, "And what batch size did they use?")
+	if !slices.Equal(ids(got), []string{"sbert-batch", "sbert-objective"}) {
+		t.Errorf("evidence %v, want sbert-batch, sbert-objective", ids(got))
+	}
+	if got[0].Rerank != 0.5 {
+		t.Errorf("score %v, want the query's 0.5 kept", got[0].Rerank)
+	}
+	r.Query = "What batch size did Sentence-BERT use?"
+	if got := p.steeredEvidence(t.Context(), r, []string{"sbert"}, "And what batch size did they use?"); !slices.Equal(ids(got), []string{"roberta-batch", "sbert-objective"}) {
+		t.Errorf("model-condensed follow-up: evidence %v, want the kept hits", ids(got))
+	}
+}

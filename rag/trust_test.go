@@ -278,3 +278,43 @@ func TestSteeredEvidenceOwnWords(t *testing.T) {
 		t.Errorf("model-condensed follow-up: evidence %v, want the kept hits", ids(got))
 	}
 }
+
+// TestCompleteEvidence checks that a name the kept passages lack is brought in from a
+// candidate the cut left out only for the number of sources, in place of the weakest kept
+// passage, and that a candidate below the score threshold, or none naming it, brings
+// nothing.
+func TestCompleteEvidence(t *testing.T) {
+	p := testPipeline(t, Config{MinScore: 0.2, TopK: 3})
+	cand := func(id, doc, text string, score float64) Scored {
+		return Scored{Hit: Hit{Chunk: Chunk{ID: id, DocID: doc, Text: text}}, Rerank: score}
+	}
+	r := Retrieval{
+		Candidates: []Scored{
+			cand("realm1", "realm", "REALM re-embeds the corpus and refreshes the MIPS index asynchronously.", 0.82),
+			cand("realm2", "realm", "REALM trains the knowledge retriever and the encoder jointly.", 0.8),
+			cand("realm3", "realm", "REALM is pre-trained with salient span masking.", 0.75),
+			cand("rag1", "rag", "RAG keeps the document encoder fixed and only fine-tunes the query encoder.", 0.5),
+		},
+		Reranked: true,
+	}
+	r.Hits = r.Candidates[:3]
+	q := "REALM refreshes its index while RAG does not; what does each do with its document encoder?"
+	got := p.completeEvidence(r, q, []string{"RAG"})
+	var ids []string
+	for _, h := range got {
+		ids = append(ids, h.Chunk.ID)
+	}
+	if !slices.Equal(ids, []string{"realm1", "realm2", "rag1"}) {
+		t.Errorf("evidence %v, want realm1, realm2, rag1", ids)
+	}
+	if r.Hits[2].Chunk.ID != "realm3" {
+		t.Errorf("the retrieval's hits were changed: %v", r.Hits[2].Chunk.ID)
+	}
+	if got := p.completeEvidence(r, "What accuracy does GPT-4 reach with REALM?", []string{"GPT-4"}); got != nil {
+		t.Errorf("no candidate names GPT-4, got evidence %d passages", len(got))
+	}
+	r.Candidates[3].Rerank = 0.1
+	if got := p.completeEvidence(r, q, []string{"RAG"}); got != nil {
+		t.Errorf("a candidate below the threshold was brought in")
+	}
+}

@@ -96,13 +96,6 @@ func (p *Pipeline) ask(ctx context.Context, q Question, fn func(delta string) er
 	}
 	g := p.gate(ctx, q.Text, hitChunks(r.Hits), hitChunks(r.Candidates))
 	if g.refused() {
-		if hits := p.completeEvidence(r, q.Text, g.missing); hits != nil {
-			if g2 := p.gate(ctx, q.Text, hitChunks(hits), hitChunks(r.Candidates)); !g2.refused() {
-				r.Hits, g = hits, g2
-			}
-		}
-	}
-	if g.refused() {
 		p.log.Debug("evidence gate refused", "query", query, "missing", g.missing, "coverage", g.coverage)
 		ans.Missing = g.missing
 		err := p.refuseWith(&ans, fn, false, g.explain)
@@ -125,43 +118,6 @@ func (p *Pipeline) ask(ctx context.Context, q Question, fn func(delta string) er
 		ans.More = p.moreSources(r, query, len(ans.Sources))
 	}
 	return ans, nil
-}
-
-// completeEvidence swaps into the kept hits, in place of the weakest, the best candidate
-// naming each missing name that the cut left out only for the number of sources: its
-// probability passes Config.MinScore. A question on two papers ("REALM refreshes its
-// index while RAG does not; …") can fill all TopK places with the first paper's passages
-// and leave the second's just below. It returns nil when no candidate helps; the gate
-// then judges the new evidence as before, so a near miss whose missing name only a
-// weak passage mentions stays refused.
-func (p *Pipeline) completeEvidence(r Retrieval, question string, missing []string) []Scored {
-	if !r.Reranked || len(r.Hits) == 0 {
-		return nil
-	}
-	kept := map[string]bool{}
-	for _, h := range r.Hits {
-		kept[h.Chunk.ID] = true
-	}
-	var add []Scored
-	for _, it := range questionItems(question) {
-		if !slices.Contains(missing, it.text) {
-			continue
-		}
-		for _, c := range r.Candidates {
-			if kept[c.Chunk.ID] || c.Rerank < p.cfg.MinScore {
-				continue
-			}
-			if newEvidenceIndex(withoutReferences(c.Chunk.Text), c.Chunk.Title).covers(it) {
-				add = append(add, c)
-				kept[c.Chunk.ID] = true
-				break
-			}
-		}
-	}
-	if len(add) == 0 || len(add) >= len(r.Hits) {
-		return nil
-	}
-	return append(slices.Clone(r.Hits[:len(r.Hits)-len(add)]), add...)
 }
 
 // refuse turns ans into the refusal and streams it unless text was streamed already.

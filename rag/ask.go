@@ -90,7 +90,7 @@ func (p *Pipeline) ask(ctx context.Context, q Question, fn func(delta string) er
 	// thread's papers when they hold evidence; any other question in a thread when its
 	// best passage is theirs. The gate then checks the evidence chosen.
 	if isFollowUp(q.Text) {
-		r.Hits = sameDocs(p.steeredEvidence(r, steered), steered, true)
+		r.Hits = sameDocs(p.steeredEvidence(ctx, r, steered, q.Text), steered, true)
 	} else {
 		r.Hits = sameDocs(r.Hits, steered, false)
 	}
@@ -149,19 +149,31 @@ func (p *Pipeline) refuseWith(ans *Answer, fn func(string) error, streamed bool,
 
 // holdersFirst orders the hits by how many of the question's names they hold (see
 // gateResult.holders), keeping the reranker's order among equals, and leaves out those
-// holding none when some hold one. hits is not changed.
+// holding none when some hold one, unless their paper is that of a passage holding the
+// most: a paper names its system once per section, and the passage stating the number
+// asked for ("after filtering, 5,075,182 articles") often does not. hits is not changed.
 func holdersFirst(hits []Scored, holders []int) []Scored {
 	if len(holders) != len(hits) {
 		return hits
 	}
 	idx := make([]int, 0, len(hits))
-	for i := range hits {
+	most := slices.Max(holders)
+	held := map[string]bool{} // the papers of the passages holding the most names
+	for i, h := range hits {
 		if holders[i] > 0 {
 			idx = append(idx, i)
+		}
+		if holders[i] == most {
+			held[h.Chunk.DocID] = true
 		}
 	}
 	if len(idx) == 0 {
 		return hits
+	}
+	for i, h := range hits {
+		if holders[i] == 0 && held[h.Chunk.DocID] {
+			idx = append(idx, i)
+		}
 	}
 	sort.SliceStable(idx, func(a, b int) bool { return holders[idx[a]] > holders[idx[b]] })
 	out := make([]Scored, len(idx))
@@ -174,25 +186,52 @@ func holdersFirst(hits []Scored, holders []int) []Scored {
 // steeredEvidence is the kept evidence of an elliptical follow-up: the kept hits, or when
 // none is from the thread's papers, their candidates that pass the score threshold (the
 // drop-off rule cut them below another paper's passages), at most TopK.
-func (p *Pipeline) steeredEvidence(r Retrieval, docs []string) []Scored {
+//
+// When the query is the follow-up with the thread's terms appended (see condenseRule) and
+// the candidates are reranked, it is always the thread's candidates that pass the
+// threshold, ordered by the reranker's score for the user's own words: the thread's terms
+// found the paper, and within it they favour the passages on the earlier topic over the
+// one on "And what batch size did they use?". When that reranking fails, the query's
+// order stays.
+func (p *Pipeline) steeredEvidence(ctx context.Context, r Retrieval, docs []string, own string) []Scored {
 	if len(docs) == 0 {
 		return r.Hits
 	}
-	for _, h := range r.Hits {
-		if slices.Contains(docs, h.Chunk.DocID) {
-			return r.Hits
+	byOwn := r.Reranked && strings.HasPrefix(r.Query, own+" ")
+	if !byOwn {
+		for _, h := range r.Hits {
+			if slices.Contains(docs, h.Chunk.DocID) {
+				return r.Hits
+			}
 		}
 	}
-	var out []Scored
+	var in []Scored
 	for _, c := range r.Candidates {
-		if slices.Contains(docs, c.Chunk.DocID) && (!r.Reranked || c.Rerank >= p.cfg.MinScore) && len(out) < p.cfg.TopK {
-			out = append(out, c)
+		if slices.Contains(docs, c.Chunk.DocID) && (!r.Reranked || c.Rerank >= p.cfg.MinScore) {
+			in = append(in, c)
 		}
 	}
-	if len(out) == 0 {
+	if len(in) == 0 {
 		return r.Hits
 	}
-	return out
+	if byOwn && len(in) > 1 {
+		hits := make([]Hit, len(in))
+		for i, c := range in {
+			hits[i] = c.Hit
+		}
+		if ranked, err := p.rerank(ctx, own, nil, hits); err == nil {
+			prior := map[string]Scored{}
+			for _, c := range in {
+				prior[c.Chunk.ID] = c
+			}
+			for i, c := range ranked {
+				in[i] = prior[c.Chunk.ID] // the own words' order, the query's scores
+			}
+		} else {
+			p.log.Warn("rerank a follow-up's passages by its own words; keeping the query's order", "err", err)
+		}
+	}
+	return in[:min(len(in), p.cfg.TopK)]
 }
 
 // sameDocs keeps the hits from the given documents when the first hit is from one of them
@@ -281,7 +320,7 @@ func (p *Pipeline) respond(ctx context.Context, q Question, query string, cands 
 		p.log.Warn("language model failed; answering extractively", "generator", p.cfg.Generator.Name(), "err", genErr)
 	}
 	ans.Generator = GeneratorExtractive
-	text := p.extractive(ctx, query, cands[:primary])
+	text := p.extractive(ctx, extractiveQuery(q, query), cands[:primary])
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -634,4 +673,16 @@ func confidence(sources []Source, text string, valid, invalid int, scored bool) 
 	}
 	c := (0.5*top + 0.2*sum/float64(n) + 0.3*citationCoverage(text)) * validity
 	return min(max(c, 0), 1)
+}
+
+// extractiveQuery is what an extractive answer's sentences are scored against: the
+// user's own words when the rule condensation only appended the thread's terms to them.
+// Retrieval needs those terms to find the subject; the sentence answering "And what batch
+// size did they use?" is the one about batch size, and the carried terms ("objective",
+// "NLI", "pairs") would rank the paper's sentences on its earlier topic first.
+func extractiveQuery(q Question, query string) string {
+	if len(q.History) > 0 && strings.HasPrefix(query, q.Text+" ") {
+		return q.Text
+	}
+	return query
 }

@@ -15,7 +15,7 @@ import (
 // Extractive answers are composed from the sentences of the top sources when no language
 // model is configured (the default) or the model failed.
 const (
-	extractiveChunks    = 3    // top sources whose sentences are candidates
+	extractiveChunks    = 5    // top sources whose sentences are candidates
 	sourceWeight        = 0.2  // share of a sentence's score that comes from its source's
 	extractiveMaxCands  = 60   // candidate sentences scored at most
 	extractiveMin       = 2    // sentences aimed for
@@ -68,9 +68,13 @@ func (p *Pipeline) extractive(ctx context.Context, query string, sources []Sourc
 		cands = cands[:extractiveMaxCands] // best sources first, so the cut drops the weakest
 	}
 	all := append([]sentence(nil), cands...) // continuations may come from any of them
-	cands = p.shortlist(query, cands, sources)
+	quantity := asksQuantity(query)
+	cands = p.shortlist(query, cands, sources, quantity)
 	how := p.scoreSentences(ctx, query, cands)
 	blendSourceRank(cands, sources)
+	if quantity {
+		preferQuantities(cands)
+	}
 	picked := continueSentences(pickSentences(cands), all)
 	p.log.Debug("extractive answer", "scorer", how, "candidates", len(cands), "picked", len(picked))
 	var b strings.Builder
@@ -104,7 +108,7 @@ func quotedPages(sources []Source, picked []sentence) {
 // cores, so sixty cost half a second). The cheap pre-score is term overlap (BM25 over the
 // candidates) blended with the source's score as in blendSourceRank; ties keep source and
 // sentence order. The order of the kept candidates is unchanged.
-func (p *Pipeline) shortlist(query string, cands []sentence, sources []Source) []sentence {
+func (p *Pipeline) shortlist(query string, cands []sentence, sources []Source, quantity bool) []sentence {
 	limit := p.cfg.SentenceCandidates
 	if limit <= 0 || len(cands) <= limit {
 		return cands
@@ -119,6 +123,9 @@ func (p *Pipeline) shortlist(query string, cands []sentence, sources []Source) [
 		pre[i].score = s
 	}
 	blendSourceRank(pre, sources)
+	if quantity {
+		preferQuantities(pre)
+	}
 	idx := make([]int, len(pre))
 	for i := range idx {
 		idx[i] = i
@@ -159,6 +166,42 @@ func blendSourceRank(cands []sentence, sources []Source) {
 		cands[i].score = 0
 		if rel > 0 {
 			cands[i].score = (1-sourceWeight)*rel + sourceWeight*src
+		}
+	}
+}
+
+// quantityBonus is added to the blended score (see blendSourceRank) of a sentence stating
+// a quantity when the question asks for one.
+const quantityBonus = 0.2
+
+var (
+	// quantityQuestion asks for a number: "How many …", "what batch size …", "For how
+	// many epochs?".
+	quantityQuestion = regexp.MustCompile(`(?i)\bhow (many|much|long|large|big|small|fast|far|often|high|low|deep|wide)\b|\b(number|size|rate|ratio|values?|percentage|accuracy|score|f1|bleu|epochs?|steps|dimensions?|dimensionality)\b`)
+	// notQuantity is a number that states no quantity: a year, a reference to a table,
+	// figure, section or equation, a list's "(1)".
+	notQuantity = regexp.MustCompile(`(?i)\b(19|20)\d\d[a-z]?\b|\b(table|figure|fig\.|section|sec\.|appendix|eq\.|equation|algorithm)\s*\(?[a-z]?\d+(\.\d+)*|\(\d{1,2}\)`)
+	digit       = regexp.MustCompile(`\d`)
+)
+
+// asksQuantity reports whether a question asks for a number.
+func asksQuantity(query string) bool { return quantityQuestion.MatchString(query) }
+
+// statesQuantity reports whether a sentence states a number other than a year or a
+// reference to a table, figure or section.
+func statesQuantity(s string) bool {
+	return digit.MatchString(notQuantity.ReplaceAllString(s, ""))
+}
+
+// preferQuantities lifts the sentences that state a quantity by quantityBonus. Asked
+// "How many Wikipedia articles remain after filtering?", the embedder prefers the
+// sentence introducing the system over the Wikipedia dump to the one that counts the
+// articles; the answer type — a number — tells them apart. A sentence scoring 0 (the
+// weakest) stays out.
+func preferQuantities(cands []sentence) {
+	for i, c := range cands {
+		if c.score > 0 && statesQuantity(c.text) {
+			cands[i].score += quantityBonus
 		}
 	}
 }

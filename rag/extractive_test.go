@@ -3,6 +3,7 @@ package rag
 import (
 	"context"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -167,4 +168,79 @@ func bow(s string) []float32 {
 		v[(h%64+64)%64]++
 	}
 	return v
+}
+
+func TestAsksQuantity(t *testing.T) {
+	for q, want := range map[string]bool{
+		"How many Wikipedia articles remain after filtering?":      true,
+		"And what batch size did they use?":                        true,
+		"For how many epochs?":                                     true,
+		"How long did the biggest model take to train?":            true,
+		"What learning rate was used for fine-tuning?":             true,
+		"Which loss terms are combined when training the student?": false,
+		"What sources make up LLaMA's pre-training data?":          false,
+		"How does the model pool its encoder outputs?":             false,
+	} {
+		if got := asksQuantity(q); got != want {
+			t.Errorf("asksQuantity(%q) = %v, want %v", q, got, want)
+		}
+	}
+	for s, want := range map[string]bool{
+		"After discarding list pages, we retain 5,075,182 articles.": true,
+		"We use a batch size of 16 and train for one epoch.":         true,
+		"The dump of English Wikipedia from 2016 is the source.":     false,
+		"As shown in Table 2 and Section 3.1, it is better.":         false,
+		"BERT (Devlin et al., 2019a) is a pre-trained network.":      false,
+		"It has (1) a retriever and (2) a reader of articles.":       false,
+	} {
+		if got := statesQuantity(s); got != want {
+			t.Errorf("statesQuantity(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// TestExtractivePrefersQuantity checks that a question asking for a number is answered
+// with the sentence stating one when the scorer rates it nearly as high as a sentence
+// that only names the subject, and that another question keeps the scorer's order.
+func TestExtractivePrefersQuantity(t *testing.T) {
+	about := "We use the English Wikipedia dump as the knowledge source for all experiments."
+	count := "After discarding list and index pages, we retain 5,075,182 articles."
+	other := "The reader is a recurrent network trained to find answer spans in paragraphs."
+	scores := map[string]float64{about: 0.9, count: 0.8, other: 0.1}
+	rr := fnReranker(func(_ string, ps []string) []float64 {
+		out := make([]float64, len(ps))
+		for i, s := range ps {
+			out[i] = scores[s]
+		}
+		return out
+	})
+	p := testPipeline(t, Config{Reranker: rr})
+	src := Chunk{ID: "wiki", Name: "drqa", PageStart: 5, Text: about + " " + count + " " + other}
+	first := func(q string) string { return splitSentences(p.extractive(t.Context(), q, sourcesOf(src)))[0] }
+	if got := first("How many Wikipedia articles remain after filtering?"); !strings.HasPrefix(got, "After discarding") {
+		t.Errorf("a question asking for a number starts with %q, want the sentence counting the articles", got)
+	}
+	if got := first("Which knowledge source does the system read?"); !strings.HasPrefix(got, "We use the English") {
+		t.Errorf("a question asking for no number starts with %q, want the scorer's best", got)
+	}
+}
+
+// TestExtractiveQuotesEveryKeptSource checks that the answering sentence is quoted from
+// the last of five kept sources, cited with its number and the page it is on.
+func TestExtractiveQuotesEveryKeptSource(t *testing.T) {
+	filler := func(id string, page int) Chunk {
+		return Chunk{ID: id, Name: "paper", PageStart: page, Text: "The encoder maps an input sequence to continuous representations of every token."}
+	}
+	last := Chunk{ID: "warmup", Name: "paper", PageStart: 6, PageEnd: 7,
+		Text: "Training ran on eight GPUs for twelve hours in total. We used warmup_steps = 4000 for the learning rate schedule of the optimizer."}
+	last.PageBreaks = []int{strings.Index(last.Text, "We used")}
+	sources := sourcesOf(filler("a", 1), filler("b", 2), filler("c", 3), filler("d", 4), last)
+	p := testPipeline(t, Config{})
+	got := p.extractive(t.Context(), "How many warmup steps does the learning rate schedule use?", sources)
+	if !strings.Contains(got, "warmup_steps = 4000 for the learning rate schedule of the optimizer [5]") {
+		t.Fatalf("answer %q does not quote the fifth source's sentence", got)
+	}
+	if !slices.Equal(sources[4].Pages, []int{7}) {
+		t.Errorf("fifth source cited on pages %v, want [7], the page of the quoted sentence", sources[4].Pages)
+	}
 }

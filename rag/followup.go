@@ -47,10 +47,45 @@ func steerDocs(q Question) []string {
 			}
 		}
 		if len(docs) > 0 {
-			return docs
+			return mostCited(docs, q.History[i])
 		}
 	}
 	return nil
+}
+
+// mostCited keeps the documents t's answer cites at least half as often as its most cited
+// one (by citation markers), in order. An answer quoting three sentences of Sentence-BERT
+// and one of RoBERTa is about Sentence-BERT: steering its follow-up to RoBERTa as well
+// lets RoBERTa's stronger passages on batch sizes answer "And what batch size did they
+// use?". An answer about two papers cites both alike and keeps both. Without markers
+// (an answer not kept as text) docs are kept.
+func mostCited(docs []string, t Turn) []string {
+	byN := map[int]string{}
+	for _, s := range t.Sources {
+		if s.Cited && s.N > 0 {
+			byN[s.N] = s.Chunk.DocID
+		}
+	}
+	count := map[string]int{}
+	most := 0
+	for _, m := range citationMarker.FindAllString(t.Answer, -1) {
+		for _, n := range parseMarker(m) {
+			if d, ok := byN[n]; ok {
+				count[d]++
+				most = max(most, count[d])
+			}
+		}
+	}
+	if most == 0 {
+		return docs
+	}
+	var out []string
+	for _, d := range docs {
+		if 2*count[d] >= most {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // subjectNames are the names in a question that can change a thread's subject: hard items

@@ -383,6 +383,10 @@ func segWords(text string) (ws []string, brk []bool) {
 	pending := false
 	rs := []rune(strings.ToLower(text))
 	for i, r := range rs {
+		if name, ok := greekNames[r]; ok {
+			cur.WriteString(name)
+			continue
+		}
 		if unicode.IsLetter(r) || unicode.IsDigit(r) {
 			cur.WriteRune(r)
 			continue
@@ -409,6 +413,13 @@ func segWords(text string) (ws []string, brk []bool) {
 		brk = append(brk, pending)
 	}
 	return ws, brk
+}
+
+// greekNames spells out the Greek letters papers use for hyperparameters, so that the
+// "beta1" and "beta2" of a question are found in "β1 = 0.9, β2 = 0.95".
+var greekNames = map[rune]string{
+	'α': "alpha", 'β': "beta", 'γ': "gamma", 'δ': "delta", 'ε': "epsilon", 'ϵ': "epsilon",
+	'η': "eta", 'θ': "theta", 'λ': "lambda", 'μ': "mu", 'ρ': "rho", 'σ': "sigma", 'τ': "tau",
 }
 
 // stemOf stems one lower-case word as terms does.

@@ -43,7 +43,8 @@ func TestQuestionItems(t *testing.T) {
 
 func TestEvidenceIndexMatching(t *testing.T) {
 	ix := newEvidenceIndex(`We compare with GPT-3 (175B) and GPT 2. BERTBASE (L=12) uses large language models. ` +
-		`Each layer has two sub-layers. The learning rate was 0.1. Next sentence. BERT is bidirectional.`)
+		`Each layer has two sub-layers. The learning rate was 0.1. Next sentence. BERT is bidirectional. ` +
+		`We use AdamW with β1 = 0.9, β2 = 0.95.`)
 	cases := []struct {
 		item string
 		want bool
@@ -57,6 +58,9 @@ func TestEvidenceIndexMatching(t *testing.T) {
 		{"12", true},             // "L=12"
 		{"175B", true},           // "(175B)"
 		{"Sentence-BERT", false}, // "Next sentence. BERT …" crosses a full stop
+		{"beta1", true},          // "β1 = 0.9": Greek letters are spelled out
+		{"beta2", true},
+		{"beta3", false},
 	}
 	for _, c := range cases {
 		it := keyItem{text: c.item, key: squeeze(c.item), hard: true, acro: isAcronym(c.item)}
@@ -144,6 +148,8 @@ var (
 		Text: "Our unsupervised objective corrupts 15% of the tokens as spans and trains the model to predict the dropped-out spans."}
 	gateMS = Chunk{ID: "ms", DocID: "sbert", Title: "Sentence-BERT: Sentence Embeddings using Siamese BERT-Networks",
 		Text: "We index 8.8M passages; SBERT uses MS and NLI data for training, as Table 2 shows."}
+	gateAdam = Chunk{ID: "adam", DocID: "llama", Title: "LLaMA: Open and Efficient Foundation Language Models",
+		Text: "Our models are trained using the AdamW optimizer, with the following hyper-parameters: β1 = 0.9, β2 = 0.95."}
 	gateFill = Chunk{ID: "fill", DocID: "other", Title: "Attention Is All You Need",
 		Text: "The Transformer uses multi-head attention with 8 heads in each layer and was trained on WMT 2014."}
 )
@@ -153,7 +159,7 @@ func TestGate(t *testing.T) {
 	for i := range 3 {
 		t5Mentions = append(t5Mentions, Chunk{ID: "t5m" + string(rune('a'+i)), DocID: "t5", Text: "We call our model T5, the Text-to-Text Transfer Transformer, and evaluate T5 on GLUE."})
 	}
-	corpus := append([]Chunk{gateGPT3, gateSBERT, gateJudge, gateRefs, gateFill, gateMS}, t5Mentions...)
+	corpus := append([]Chunk{gateGPT3, gateSBERT, gateJudge, gateRefs, gateFill, gateMS, gateAdam}, t5Mentions...)
 	p := gatePipeline(t, corpus)
 	cases := []struct {
 		name    string
@@ -175,6 +181,8 @@ func TestGate(t *testing.T) {
 		{"paper's short name elsewhere in the paper", "What does T5 use as its unsupervised objective?", []Chunk{gateT5a}, nil, ""},
 		{"dataset the paper never used", "What is the accuracy of SBERT on ImageNet?", []Chunk{gateSBERT}, []string{"ImageNet"}, "ImageNet"},
 		{"paraphrase without names", "How is a fixed-size sentence vector obtained from BERT's outputs?", []Chunk{gateSBERT}, nil, ""},
+		{"Greek letters spelled out", "What beta1 and beta2 values did the LLaMA authors set for AdamW?", []Chunk{gateAdam}, nil, ""},
+		{"a Greek-letter parameter the paper lacks", "What beta3 value did the LLaMA authors set for AdamW?", []Chunk{gateAdam}, []string{"beta3"}, "beta3"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -25,10 +25,15 @@ const (
 	supportSemantic = 0.8  // cosine similarity of sentence and passage that supports it
 )
 
+// quoteMin is the length, in letters and digits, from which a claim found verbatim in its
+// source is supported without further checks.
+const quoteMin = 30
+
 // groundSource is one source prepared for support checks.
 type groundSource struct {
 	ix    *evidenceIndex
 	text  string
+	flat  []string  // the text's letters and digits, as is and without footnote numbers
 	vec   []float32 // embedded on first need
 	tried bool
 }
@@ -44,7 +49,11 @@ func (p *Pipeline) newGrounder(ctx context.Context, sources []Source) *grounder 
 	g := &grounder{p: p, ctx: ctx}
 	for _, s := range sources {
 		text := stripMarkers(normalizeText(s.Chunk.Text))
-		g.srcs = append(g.srcs, &groundSource{ix: newEvidenceIndex(text, s.Chunk.Title, strings.Join(s.Chunk.Section, " ")), text: text})
+		g.srcs = append(g.srcs, &groundSource{
+			ix:   newEvidenceIndex(text, s.Chunk.Title, strings.Join(s.Chunk.Section, " ")),
+			text: text,
+			flat: []string{squeeze(text), squeeze(footnoteMark.ReplaceAllString(text, "$1"))},
+		})
 	}
 	return g
 }
@@ -59,6 +68,16 @@ func (g *grounder) support(claim string, i int) float64 {
 		return 0
 	}
 	src := g.srcs[i]
+	// A quote is supported by the passage it was taken from. The item check below would
+	// reject some: it reads "Sentence-BERT (Reimers and Gurevych, 2019)" as holding the
+	// name "Gurevych 2019", which the passage only has with a comma in between.
+	if q := squeeze(claim); len(q) >= quoteMin {
+		for _, f := range src.flat {
+			if strings.Contains(f, q) {
+				return 1
+			}
+		}
+	}
 	for _, it := range questionItems(claim) {
 		if it.hard && !src.ix.covers(it) {
 			return 0

@@ -205,3 +205,76 @@ func TestAskNearMissRefusal(t *testing.T) {
 		t.Errorf("streamed %q, answer %q", streamed.String(), ans.Text)
 	}
 }
+
+// TestSteerDocsMostCited checks a follow-up is steered to the paper the previous answer
+// was about, not to one it quoted once in passing, and to both papers of an answer that
+// compares two.
+func TestSteerDocsMostCited(t *testing.T) {
+	src := func(n int, doc string) Source { return Source{N: n, Chunk: Chunk{DocID: doc}, Cited: true} }
+	turn := Turn{
+		Question: "Which objective does Sentence-BERT optimize?",
+		Answer:   "SBERT adds a pooling operation [1]. It is trained on SNLI [2]. The NSP objective was designed for inference [3]. It optimizes a softmax classifier [1].",
+		Sources:  []Source{src(1, "sbert"), src(2, "sbert"), src(3, "roberta")},
+	}
+	if got := steerDocs(Question{Text: "And what batch size did they use?", History: []Turn{turn}}); !slices.Equal(got, []string{"sbert"}) {
+		t.Errorf("steerDocs = %v, want [sbert]: the answer quoted RoBERTa once in passing", got)
+	}
+	turn.Answer = "LoRA freezes the pretrained weights [1]. QLoRA quantizes them to 4 bits [3]."
+	if got := steerDocs(Question{Text: "And what rank did they use?", History: []Turn{turn}}); !slices.Equal(got, []string{"sbert", "roberta"}) {
+		t.Errorf("steerDocs = %v, want both papers an answer cites alike", got)
+	}
+}
+
+func TestExtractiveQuery(t *testing.T) {
+	h := []Turn{{Question: "Which objective does Sentence-BERT optimize?"}}
+	q := Question{Text: "And what batch size did they use?", History: h}
+	if got := extractiveQuery(q, q.Text+" objective Sentence-BERT optimize"); got != q.Text {
+		t.Errorf("rule-condensed follow-up scored against %q, want the user's words", got)
+	}
+	if got := extractiveQuery(q, "What batch size did Sentence-BERT use?"); got != "What batch size did Sentence-BERT use?" {
+		t.Errorf("model-condensed follow-up scored against %q, want the condensed question", got)
+	}
+	if got := extractiveQuery(Question{Text: "What batch size?"}, "What batch size?"); got != "What batch size?" {
+		t.Errorf("standalone question scored against %q", got)
+	}
+}
+
+// TestSteeredEvidenceOwnWords checks that a rule-condensed follow-up is answered from the
+// thread's paper's passages that pass the threshold, ordered by the user's own words (the
+// batch-size passage first, though the carried terms rank the objective passage higher),
+// and that a model-condensed one keeps the kept hits.
+func TestSteeredEvidenceOwnWords(t *testing.T) {
+	p := testPipeline(t, Config{Reranker: fnReranker(func(q string, ps []string) []float64 { return overlapScores(q, ps) }), MinScore: 0.2, TopK: 5})
+	cand := func(id, doc, text string, score float64) Scored {
+		return Scored{Hit: Hit{Chunk: Chunk{ID: id, DocID: doc, Text: text}}, Rerank: score}
+	}
+	r := Retrieval{
+		Query: "And what batch size did they use? objective Sentence-BERT NLI",
+		Candidates: []Scored{
+			cand("roberta-batch", "roberta", "We pretrain with a batch size of 8K sequences.", 0.95),
+			cand("sbert-objective", "sbert", "SBERT optimizes a classification objective on NLI pairs.", 0.9),
+			cand("sbert-batch", "sbert", "We use a batch size of 16 and train for one epoch.", 0.5),
+			cand("sbert-weak", "sbert", "We used a batch size that fits the GPU.", 0.1),
+		},
+		Reranked: true,
+	}
+	r.Hits = r.Candidates[:2]
+	ids := func(hs []Scored) []string {
+		var out []string
+		for _, h := range hs {
+			out = append(out, h.Chunk.ID)
+		}
+		return out
+	}
+	got := p.steeredEvidence(t.Context(), r, []string{"sbert"}, "And what batch size did they use?")
+	if !slices.Equal(ids(got), []string{"sbert-batch", "sbert-objective"}) {
+		t.Errorf("evidence %v, want sbert-batch, sbert-objective", ids(got))
+	}
+	if got[0].Rerank != 0.5 {
+		t.Errorf("score %v, want the query's 0.5 kept", got[0].Rerank)
+	}
+	r.Query = "What batch size did Sentence-BERT use?"
+	if got := p.steeredEvidence(t.Context(), r, []string{"sbert"}, "And what batch size did they use?"); !slices.Equal(ids(got), []string{"roberta-batch", "sbert-objective"}) {
+		t.Errorf("model-condensed follow-up: evidence %v, want the kept hits", ids(got))
+	}
+}

@@ -210,9 +210,9 @@ func (s *Store) checkBM25(ctx context.Context, created bool) error {
 	return s.writeDF(ctx, []int64{keyK1, keyB, keyLength}, []int64{micro(want.K1), micro(want.B), lengthCodes[want.Length]})
 }
 
-// defaultStatsBatch is Config.StatsBatch's default: 64 papers touch ~190,000
-// document-frequency rows one by one, their union ~30,000 (measured shape, see
-// deploy/SCALING.md).
+// defaultStatsBatch is Config.StatsBatch's default: in BenchmarkScale's synthetic corpus
+// 64 papers touch 222,116 document-frequency rows one paper at a time and 40,284 distinct
+// ones together (5.5× fewer rewrites), while serving replicas lag at most 64 documents.
 const defaultStatsBatch = 64
 
 // statsDelta is the merged statistics change of the writes since the last applyBatch.

@@ -180,7 +180,13 @@ func BenchmarkMilvusSearch(b *testing.B) {
 
 func openBench(b *testing.B, addr string) *Store {
 	b.Helper()
-	s, err := Open(b.Context(), Config{Addr: addr, Corpus: milvustest.Corpus(b), Models: benchModels, Timeout: time.Minute})
+	return openBenchBatch(b, addr, 0)
+}
+
+// openBenchBatch opens a fresh corpus with the given Config.StatsBatch (zero: default).
+func openBenchBatch(b *testing.B, addr string, statsBatch int) *Store {
+	b.Helper()
+	s, err := Open(b.Context(), Config{Addr: addr, Corpus: milvustest.Corpus(b), Models: benchModels, Timeout: time.Minute, StatsBatch: statsBatch})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -29,7 +29,12 @@
 // single-row write, atomic in Milvus: the new version becomes visible and the old one
 // invisible at once), then updates the BM25 statistics and deletes the old rows. Readers
 // see the old version or the new one, never a mix. The record stays flagged pending from
-// before the first write to after the last one. If footnote dies in between, searches still
+// before the first write to after the last one, which is the statistics update: the changes of several writes (Config.StatsBatch) are merged in memory and written
+// together — document frequencies and corpus totals in the same upserts — before those
+// documents' pending flags are cleared. Until then readers through other Stores see the
+// statistics as they were before the batch (consistent with each other, a batch behind the
+// chunks); this Store writes the batch before it answers Stats, Counts, QueryStats or
+// DocFreq, and Flush and Close write it. If footnote dies in between, searches still
 // see exactly one version of each document, but the statistics may be off and invisible
 // rows may remain (they cost space and may take a few top-k slots); the next write through
 // any Store finds the pending flag and runs Repair, which recomputes the statistics from
@@ -40,6 +45,7 @@
 package milvus
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -104,6 +110,13 @@ type Config struct {
 	// must use the same). A new collection records them; opening one recorded with other
 	// ones fails with an error wrapping bm25.ErrParamsChanged. Zero means the defaults.
 	BM25 bm25.Params
+	// StatsBatch is how many document writes (Replace, Delete) have their BM25 statistics
+	// changes (document frequencies, corpus totals) merged in memory before one write of
+	// them: a paper touches ~3,000 document-frequency rows, and the union over many papers
+	// is far smaller than the sum (Zipf), so bulk indexing rewrites far fewer rows. Zero
+	// means 64; 1 writes them with every document, as footnote did before. See the package
+	// comment for what readers see meanwhile.
+	StatsBatch int
 	// Logger receives lifecycle and retry messages; nil discards them.
 	Logger *slog.Logger
 }
@@ -124,7 +137,10 @@ type Store struct {
 	flatFallback   bool                        // the engine built FLAT instead of denseIndex (Milvus Lite)
 	pageBreaks     bool                        // the chunk collection has fBreaks (false: built before it)
 
-	wmu          sync.Mutex  // serialises Replace, Delete, PutDense and Repair
+	wmu          sync.Mutex // serialises Replace, Delete, PutDense and Repair
+	statsBatch   int
+	batch        statsDelta  // merged statistics changes not yet written; guarded by wmu
+	unapplied    atomic.Bool // batch holds something
 	dirty        atomic.Bool // written since the last Flush
 	warnedTotals atomic.Bool // Counts warned once that the collection keeps no totals
 }
@@ -282,6 +298,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		bm25:       cfg.BM25,
 		fieldIndex: map[string]entity.IndexType{},
 		pageBreaks: true,
+		statsBatch: cmp.Or(max(cfg.StatsBatch, 0), defaultStatsBatch),
 	}
 
 	ccfg := client.Config{
@@ -342,6 +359,9 @@ func (s *Store) Collection() string { return s.coll }
 // a batch of writes, e.g. at the end of `footnote index`; not after every document (Milvus
 // rate-limits flushes).
 func (s *Store) Flush(ctx context.Context) error {
+	if err := s.settle(ctx); err != nil {
+		return err
+	}
 	s.dirty.Store(false)
 	for _, name := range []string{s.coll, s.docs, s.df} {
 		if err := s.do(ctx, "flush "+name, func(ctx context.Context) error {
@@ -357,6 +377,10 @@ func (s *Store) Flush(ctx context.Context) error {
 // Drop deletes the corpus' three collections and everything in them. The Store is
 // unusable afterwards except for Close.
 func (s *Store) Drop(ctx context.Context) error {
+	s.wmu.Lock()
+	s.batch = statsDelta{}
+	s.unapplied.Store(false)
+	s.wmu.Unlock()
 	s.dirty.Store(false)
 	for _, name := range []string{s.coll, s.docs, s.df} {
 		if err := s.dropIfExists(ctx, name); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -143,7 +144,13 @@ var testModels = []rag.ModelInfo{
 
 func open(t *testing.T, addr, corpus string, models []rag.ModelInfo) *Store {
 	t.Helper()
-	s, err := Open(t.Context(), Config{Addr: addr, Corpus: corpus, Models: models, Timeout: 20 * time.Second})
+	return openBatch(t, addr, corpus, models, 0)
+}
+
+// openBatch opens with the given Config.StatsBatch (zero: the default).
+func openBatch(t *testing.T, addr, corpus string, models []rag.ModelInfo, statsBatch int) *Store {
+	t.Helper()
+	s, err := Open(t.Context(), Config{Addr: addr, Corpus: corpus, Models: models, Timeout: 20 * time.Second, StatsBatch: statsBatch})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -634,6 +641,10 @@ func TestRepair(t *testing.T) {
 	a := makeDoc("a", "v1", testModels, nil, corpusTexts[0]...)
 	b := makeDoc("b", "v1", testModels, nil, corpusTexts[1]...)
 	replace(t, s, a)
+	// The crashing write below is another process': this one's batch was written.
+	if err := s.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
 
 	// A Replace of a to v2 that died after writing its chunks (steps 1–2).
 	a2 := makeDoc("a", "v2", testModels, nil, "Completely different words about zebras.")
@@ -669,6 +680,68 @@ func TestRepair(t *testing.T) {
 	if n := countRows(t, s, `doc_id == "a"`); n != len(a.chunks) {
 		t.Errorf("%d rows of a stored after repair, want %d", n, len(a.chunks))
 	}
+}
+
+// TestBatchedStatistics checks what batching the statistics (Config.StatsBatch) must
+// keep: another Store sees the statistics from before the batch (never a half), the
+// writer reads its own writes, a batch merges a document written twice and a deletion,
+// and a writer that dies with a batch unwritten leaves pending records that the next
+// writer repairs.
+func TestBatchedStatistics(t *testing.T) {
+	addr := milvustest.Addr(t)
+	ctx := t.Context()
+	corpus := milvustest.Corpus(t)
+	w := openBatch(t, addr, corpus, testModels, 4)
+	r := open(t, addr, corpus, testModels)
+	a := makeDoc("a", "v1", testModels, nil, corpusTexts[0]...)
+	a2 := makeDoc("a", "v2", testModels, nil, corpusTexts[2]...)
+	b := makeDoc("b", "v1", testModels, nil, corpusTexts[1]...)
+	c := makeDoc("c", "v1", testModels, nil, "Zebras graze on the savanna in large herds.", "Their stripes confuse biting flies.")
+	replace(t, w, a)
+	replace(t, w, b)
+	replace(t, w, a2)
+	// Three writes of four: nothing of the batch is written yet.
+	if got, err := r.Counts(ctx); err != nil || got.Documents != 0 || got.Chunks != 0 {
+		t.Errorf("another Store sees %+v, %v before the batch is written; want the empty corpus", got, err)
+	}
+	terms := slices.Collect(maps.Keys(wantStats(a).DF))
+	if n, df, err := r.QueryStats(ctx, terms); err != nil || n != 0 || len(df) != 0 {
+		t.Errorf("another Store's QueryStats = %d, %v, %v before the batch is written; want nothing", n, df, err)
+	}
+	checkStats(t, w, wantStats(a2, b)) // the writer writes its batch before reading
+	checkStats(t, r, wantStats(a2, b))
+
+	// A full batch (four writes, a deletion among them) is written by itself.
+	replace(t, w, c)
+	if err := w.Delete(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	replace(t, w, a)
+	replace(t, w, b)
+	want := wantStats(c, a, b)
+	if got, err := r.Counts(ctx); err != nil || got.Documents != want.Documents || got.Chunks != want.Chunks || got.Terms != want.Terms {
+		t.Errorf("another Store's Counts = %+v, %v after a full batch; want %d documents, %d chunks, %d terms", got, err, want.Documents, want.Chunks, want.Terms)
+	}
+	if n, df, err := r.QueryStats(ctx, terms); err != nil || n != want.Chunks || len(df) != len(terms) {
+		t.Errorf("another Store's QueryStats = %d, %d terms, %v; want %d, %d terms", n, len(df), err, want.Chunks, len(terms))
+	}
+	// A deletion batched, then written by Flush.
+	if err := w.Delete(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkStats(t, r, wantStats(c, a))
+
+	// A writer that dies with its batch unwritten: the next writer repairs.
+	replace(t, w, b)
+	w.batch = statsDelta{} // what a crash loses
+	w.unapplied.Store(false)
+	w2 := open(t, addr, corpus, testModels)
+	replace(t, w2, a2)
+	checkStats(t, w2, wantStats(c, a2, b))
+	checkStats(t, r, wantStats(c, a2, b))
 }
 
 // TestReconnect restarts Milvus between two searches: the store reconnects and reloads the

@@ -1,6 +1,7 @@
 package milvus
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"runtime"
@@ -27,6 +28,11 @@ import (
 //
 //	FOOTNOTE_MILVUS_BENCH_CHUNKS=100000 FOOTNOTE_MILVUS_BENCH_PID=$(cat DIR.pid) \
 //	  go test -run '^$' -bench BenchmarkScale -benchtime 1x -timeout 60m ./index/milvus/
+//
+// FOOTNOTE_MILVUS_BENCH_STATS_BATCH sets Config.StatsBatch of the Milvus store (1: the
+// statistics written with every document, as before batching). FOOTNOTE_MILVUS_BENCH_BEFORE_CHUNKS=M
+// first loads M chunks into a second corpus with StatsBatch 1 and prints its insert rate
+// beside the batched store's rate over its first M chunks (same run, same server).
 func BenchmarkScale(b *testing.B) {
 	addr := milvustest.Addr(b)
 	n := benchChunks(b)
@@ -34,8 +40,16 @@ func BenchmarkScale(b *testing.B) {
 	if v := os.Getenv("FOOTNOTE_MILVUS_BENCH_QUERIES"); v != "" {
 		queries, _ = strconv.Atoi(v)
 	}
+	envInt := func(name string) int {
+		v, err := strconv.Atoi(cmp.Or(os.Getenv(name), "0"))
+		if err != nil {
+			b.Fatalf("%s: %v", name, err)
+		}
+		return v
+	}
+	statsBatch, beforeChunks := envInt("FOOTNOTE_MILVUS_BENCH_STATS_BATCH"), envInt("FOOTNOTE_MILVUS_BENCH_BEFORE_CHUNKS")
 	ctx := b.Context()
-	mv := openBench(b, addr)
+	mv := openBenchBatch(b, addr, statsBatch)
 	emb, err := embedded.Open(ctx, embedded.Config{Dir: b.TempDir(), Corpus: "scale", Models: benchModels})
 	if err != nil {
 		b.Fatal(err)
@@ -44,13 +58,19 @@ func BenchmarkScale(b *testing.B) {
 
 	docs := (n + benchDocChunks - 1) / benchDocChunks
 	rssBefore := serverRSS()
-	load := func(st index.Store, name string) float64 {
-		c := newBenchCorpus(2) // the same corpus for both stores
+	beforeDocs := (beforeChunks + benchDocChunks - 1) / benchDocChunks
+	// load returns the insert rate over all docs documents and over the first beforeDocs
+	// (the latter without the final Flush, as the "before" load is measured).
+	load := func(st index.Store, name string, docs int) (rate, firstRate float64) {
+		c := newBenchCorpus(2) // the same corpus for every store
 		start := time.Now()
 		for i := range docs {
 			doc, chunks := c.doc(i)
 			if err := st.Replace(ctx, doc, chunks); err != nil {
 				b.Fatal(err)
+			}
+			if i+1 == beforeDocs {
+				firstRate = float64(beforeDocs*benchDocChunks) / time.Since(start).Seconds()
 			}
 			if (i+1)%400 == 0 {
 				fmt.Fprintf(os.Stderr, "%s: loaded %d chunks in %s\n", name, (i+1)*benchDocChunks, time.Since(start).Round(time.Second))
@@ -61,13 +81,21 @@ func BenchmarkScale(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		return float64(docs*benchDocChunks) / time.Since(start).Seconds()
+		return float64(docs*benchDocChunks) / time.Since(start).Seconds(), firstRate
+	}
+	var beforeRate float64
+	if beforeDocs > 0 {
+		old := openBenchBatch(b, addr, 1)
+		beforeRate, _ = load(old, "milvus StatsBatch=1", beforeDocs)
+		if err := old.Drop(ctx); err != nil {
+			b.Fatal(err)
+		}
 	}
 	runtime.GC()
 	var m0 runtime.MemStats
 	runtime.ReadMemStats(&m0)
-	embRate := load(emb, "embedded")
-	mvRate := load(mv, "milvus")
+	embRate, _ := load(emb, "embedded", docs)
+	mvRate, mvFirst := load(mv, "milvus", docs)
 	// Let Milvus seal and index what was flushed before measuring searches.
 	time.Sleep(5 * time.Second)
 
@@ -129,6 +157,12 @@ func BenchmarkScale(b *testing.B) {
 	fmt.Fprintf(&out, "\nscale: %d chunks (%d documents), %d-dim dense, %d queries per row (%d for Stats rows)\n", docs*benchDocChunks, docs, benchDim, queries, oldQueries)
 	fmt.Fprintf(&out, "%-34s %12s %12s\n", "", "embedded", "milvus")
 	fmt.Fprintf(&out, "%-34s %12.0f %12.0f\n", "insert chunks/s", embRate, mvRate)
+	fmt.Fprintf(&out, "%-34s %12s %12d\n", "milvus StatsBatch (0: default)", "", statsBatch)
+	b.ReportMetric(mvRate, "milvus-insert-chunks/s")
+	if beforeDocs > 0 {
+		label := fmt.Sprintf("first %d chunks: StatsBatch 1 / this", beforeDocs*benchDocChunks)
+		fmt.Fprintf(&out, "%-34s %12s %5.0f/%6.0f  (%.1fx)\n", label, "", beforeRate, mvFirst, mvFirst/beforeRate)
+	}
 	row := func(label string, e, m result) {
 		fmt.Fprintf(&out, "%-34s %5.1f/%6.1f %5.1f/%6.1f\n", label+" p50/p95 ms", ms(e.p50), ms(e.p95), ms(m.p50), ms(m.p95))
 	}

@@ -18,6 +18,12 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, models []rag.ModelInfo) index.Store {
 		return open(t, addr, milvustest.Corpus(t), models)
 	})
+	// Statistics written with every document (Config.StatsBatch 1), as before batching.
+	t.Run("per-write statistics", func(t *testing.T) {
+		storetest.Run(t, func(t *testing.T, models []rag.ModelInfo) index.Store {
+			return openBatch(t, addr, milvustest.Corpus(t), models, 1)
+		})
+	})
 	if lite3 := os.Getenv(milvustest.EnvAddrLite3); lite3 != "" {
 		t.Run("lite3", func(t *testing.T) {
 			storetest.Run(t, func(t *testing.T, models []rag.ModelInfo) index.Store {

@@ -3,7 +3,9 @@ package milvus
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 
 	"github.com/footnote-dev/footnote/index"
 	"github.com/footnote-dev/footnote/rag/bm25"
@@ -100,6 +102,9 @@ func (s *Store) addTotals(ctx context.Context, d totals) error {
 // with one point query. A collection written before totals were kept is counted from its
 // document records, with a warning once that `footnote index --repair` records them.
 func (s *Store) Counts(ctx context.Context) (index.Stats, error) {
+	if err := s.settle(ctx); err != nil {
+		return index.Stats{}, fmt.Errorf("counts: %w", err)
+	}
 	t, _, ok, err := s.readTotals(ctx, nil)
 	if err != nil {
 		return index.Stats{}, fmt.Errorf("counts: %w", err)
@@ -124,6 +129,9 @@ func (s *Store) countRecords(ctx context.Context) (index.Stats, error) {
 // count (BM25's N) and the document frequencies of the given term hashes (absent: no
 // chunk contains the term), in one point query.
 func (s *Store) QueryStats(ctx context.Context, terms []uint32) (int, map[uint32]int, error) {
+	if err := s.settle(ctx); err != nil {
+		return 0, nil, fmt.Errorf("bm25 statistics: %w", err)
+	}
 	if len(terms) > dfBatch {
 		// Not a query any more; the general path reads in batches.
 		st, err := s.Counts(ctx)
@@ -200,4 +208,147 @@ func (s *Store) checkBM25(ctx context.Context, created bool) error {
 			"k1", want.K1, "b", want.B)
 	}
 	return s.writeDF(ctx, []int64{keyK1, keyB, keyLength}, []int64{micro(want.K1), micro(want.B), lengthCodes[want.Length]})
+}
+
+// defaultStatsBatch is Config.StatsBatch's default: in BenchmarkScale's synthetic corpus
+// 64 papers touch 222,116 document-frequency rows one paper at a time and 40,284 distinct
+// ones together (5.5× fewer rewrites), while serving replicas lag at most 64 documents.
+const defaultStatsBatch = 64
+
+// statsDelta is the merged statistics change of the writes since the last applyBatch.
+type statsDelta struct {
+	writes int
+	df     map[uint32]int
+	tot    totals
+	recs   map[string]*docRecord // final record per document; nil: delete the tombstone
+}
+
+// merge adds one write's statistics change to the batch (wmu held) and writes the batch
+// when it is full. rec is the document's final record, nil for a deletion.
+func (s *Store) merge(ctx context.Context, delta map[uint32]int, d totals, docID string, rec *docRecord) error {
+	if s.batch.df == nil {
+		s.batch.df = map[uint32]int{}
+		s.batch.recs = map[string]*docRecord{}
+	}
+	for t, v := range delta {
+		s.batch.df[t] += v
+	}
+	s.batch.tot = totals{s.batch.tot.docs + d.docs, s.batch.tot.chunks + d.chunks, s.batch.tot.terms + d.terms}
+	s.batch.recs[docID] = rec
+	s.batch.writes++
+	s.unapplied.Store(true)
+	if s.batch.writes < s.statsBatch {
+		return nil
+	}
+	return s.applyBatch(ctx)
+}
+
+// applyBatch writes the batch (wmu held): the merged document frequencies and totals,
+// then the records without their pending flags. On failure the batch is dropped and its
+// records stay pending, so the next write repairs the statistics from the chunks instead
+// of applying a half-written delta twice.
+func (s *Store) applyBatch(ctx context.Context) error {
+	b := s.batch
+	s.batch = statsDelta{}
+	s.unapplied.Store(false)
+	if b.writes == 0 {
+		return nil
+	}
+	if err := s.applyStats(ctx, b.df, b.tot); err != nil {
+		return err
+	}
+	var put []docRecord
+	var del []string
+	for _, id := range slices.Sorted(maps.Keys(b.recs)) {
+		if r := b.recs[id]; r != nil {
+			put = append(put, *r)
+		} else {
+			del = append(del, id)
+		}
+	}
+	for start := 0; start < len(put); start += upsertBatch {
+		if err := s.putRecords(ctx, put[start:min(start+upsertBatch, len(put))]); err != nil {
+			return err
+		}
+	}
+	return s.deleteRecords(ctx, del)
+}
+
+// settle writes this Store's batch before a read of the statistics, so that a Store
+// reads its own writes; free when nothing is batched (every serving replica).
+func (s *Store) settle(ctx context.Context) error {
+	if !s.unapplied.Load() {
+		return nil
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	return s.applyBatch(ctx)
+}
+
+// foreignPending selects pending records other than this Store's batched ones: those are
+// pending on purpose until applyBatch.
+func (s *Store) foreignPending() string {
+	expr := fPending + " == true"
+	if len(s.batch.recs) == 0 {
+		return expr
+	}
+	return expr + " && " + fDocID + " not in " + quoteList(slices.Sorted(maps.Keys(s.batch.recs)))
+}
+
+// applyStats adds delta and d to the stored document frequencies and totals, in one read
+// and one upsert per dfBatch terms; the totals ride in the first, so a reader sees N
+// change with (the first part of) the frequencies. Terms that reach zero are deleted.
+// Without stored totals (an old collection) the totals are left to Repair.
+func (s *Store) applyStats(ctx context.Context, delta map[uint32]int, d totals) error {
+	terms := make([]int64, 0, len(delta))
+	for t, v := range delta {
+		if v != 0 {
+			terms = append(terms, int64(t))
+		}
+	}
+	if len(terms) == 0 && d.zero() {
+		return nil
+	}
+	slices.Sort(terms)
+	totKeys := []int64{totDocs, totChunks, totTerms}
+	for start := 0; start == 0 || start < len(terms); start += dfBatch {
+		part := terms[start:min(start+dfBatch, len(terms))]
+		keys := part
+		if start == 0 && !d.zero() {
+			keys = append(slices.Clone(totKeys), part...)
+		}
+		cur, err := s.queryDF(ctx, fTerm+" in "+intList(keys))
+		if err != nil {
+			return err
+		}
+		var put, vals, del []int64
+		if start == 0 && !d.zero() {
+			c, ok1 := cur[totDocs]
+			ch, ok2 := cur[totChunks]
+			tm, ok3 := cur[totTerms]
+			if ok1 && ok2 && ok3 {
+				put = append(put, totKeys...)
+				vals = append(vals, c+int64(d.docs), ch+int64(d.chunks), tm+d.terms)
+			}
+		}
+		for _, t := range part {
+			old, had := cur[t]
+			v := old + int64(delta[uint32(t)])
+			if v <= 0 {
+				if had {
+					del = append(del, t)
+				}
+				continue
+			}
+			put = append(put, t)
+			vals = append(vals, v)
+		}
+		if err := s.writeDF(ctx, put, vals); err != nil {
+			return err
+		}
+		if err := s.deleteDF(ctx, del); err != nil {
+			return err
+		}
+	}
+	return nil
 }

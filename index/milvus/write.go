@@ -162,32 +162,47 @@ func (s *Store) Replace(ctx context.Context, doc rag.Document, chunks []index.En
 			delta[t]++
 		}
 	}
-	if err := s.applyDF(ctx, delta); err != nil {
-		return fmt.Errorf("replace %s: %w", doc.ID, err)
-	}
 	tot := totals{docs: 1, chunks: len(chunks), terms: terms}
 	if found && !cur.deleted {
 		tot = totals{chunks: len(chunks) - cur.chunks, terms: terms - cur.terms}
+	}
+	next.pending = false
+	if s.statsBatch > 1 {
+		// 5. Delete the rows of earlier versions; 6. statistics and the pending flag go
+		// with the batch (applyBatch).
+		if err := s.deleteChunks(ctx, chunkPKs(existing)); err != nil {
+			return fmt.Errorf("replace %s: %w", doc.ID, err)
+		}
+		if err := s.merge(ctx, delta, tot, doc.ID, &next); err != nil {
+			return fmt.Errorf("replace %s: %w", doc.ID, err)
+		}
+		return nil
+	}
+	if err := s.applyDF(ctx, delta); err != nil {
+		return fmt.Errorf("replace %s: %w", doc.ID, err)
 	}
 	if err := s.addTotals(ctx, tot); err != nil {
 		return fmt.Errorf("replace %s: %w", doc.ID, err)
 	}
 
 	// 5. Delete the rows of earlier versions.
-	stale := make([]string, 0, len(existing))
-	for _, c := range existing {
-		stale = append(stale, c.pk)
-	}
-	if err := s.deleteChunks(ctx, stale); err != nil {
+	if err := s.deleteChunks(ctx, chunkPKs(existing)); err != nil {
 		return fmt.Errorf("replace %s: %w", doc.ID, err)
 	}
 
 	// 6. Done.
-	next.pending = false
 	if err := s.putRecords(ctx, []docRecord{next}); err != nil {
 		return fmt.Errorf("replace %s: %w", doc.ID, err)
 	}
 	return nil
+}
+
+func chunkPKs(cs []storedChunk) []string {
+	out := make([]string, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, c.pk)
+	}
+	return out
 }
 
 // Delete removes a document and its chunks; an unknown id is not an error.
@@ -223,6 +238,20 @@ func (s *Store) Delete(ctx context.Context, docID string) error {
 				delta[t]--
 			}
 		}
+	}
+	if s.statsBatch > 1 {
+		var tot totals
+		if found && !cur.deleted {
+			tot = totals{docs: -1, chunks: -cur.chunks, terms: -cur.terms}
+		}
+		if err := s.deleteChunks(ctx, pks); err != nil {
+			return fmt.Errorf("delete %s: %w", docID, err)
+		}
+		// The tombstone is deleted with the batch, after the statistics.
+		if err := s.merge(ctx, delta, tot, docID, nil); err != nil {
+			return fmt.Errorf("delete %s: %w", docID, err)
+		}
+		return nil
 	}
 	if err := s.applyDF(ctx, delta); err != nil {
 		return fmt.Errorf("delete %s: %w", docID, err)
@@ -664,7 +693,7 @@ func (s *Store) allRecords(ctx context.Context, fields []string) ([]docRecord, e
 func (s *Store) repairIfPending(ctx context.Context) error {
 	var rs client.ResultSet
 	if err := s.do(ctx, "check pending writes", func(ctx context.Context) (err error) {
-		rs, err = s.query(ctx, s.docs, nil, fPending+" == true", []string{fDocID}, client.WithLimit(1))
+		rs, err = s.query(ctx, s.docs, nil, s.foreignPending(), []string{fDocID}, client.WithLimit(1))
 		return err
 	}); err != nil {
 		return err
@@ -689,6 +718,10 @@ func (s *Store) Repair(ctx context.Context) error {
 }
 
 func (s *Store) repair(ctx context.Context) error {
+	// Repair recomputes everything the batch would write from the visible chunks; the
+	// batch's records stay pending until it has, so a failed repair is retried.
+	s.batch = statsDelta{}
+	s.unapplied.Store(false)
 	recs, err := s.allRecords(ctx, recordFields)
 	if err != nil {
 		return fmt.Errorf("repair: %w", err)
@@ -786,6 +819,9 @@ func (s *Store) repair(ctx context.Context) error {
 // Stats returns the corpus statistics: counts from the document records (so they always
 // match what searches see) and document frequencies from the df collection.
 func (s *Store) Stats(ctx context.Context) (index.Stats, error) {
+	if err := s.settle(ctx); err != nil {
+		return index.Stats{}, fmt.Errorf("stats: %w", err)
+	}
 	recs, err := s.allRecords(ctx, []string{fDocID, fChunks, fTerms, fPending, fDeleted})
 	if err != nil {
 		return index.Stats{}, fmt.Errorf("stats: %w", err)
@@ -824,6 +860,9 @@ func (s *Store) Stats(ctx context.Context) (index.Stats, error) {
 // seconds and hundreds of megabytes per replica; a query encoder can look up just its
 // query's terms with this instead.
 func (s *Store) DocFreq(ctx context.Context, terms []uint32) (map[uint32]int, error) {
+	if err := s.settle(ctx); err != nil {
+		return nil, fmt.Errorf("document frequencies: %w", err)
+	}
 	out := make(map[uint32]int, len(terms))
 	for start := 0; start < len(terms); start += dfBatch {
 		part := terms[start:min(start+dfBatch, len(terms))]

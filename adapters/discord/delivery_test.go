@@ -23,7 +23,7 @@ import (
 func TestBusyIsVisible(t *testing.T) {
 	t.Run("http interaction", func(t *testing.T) {
 		h, post := httpHarness(t)
-		h.core.full.Store(true)
+		h.core.Full.Store(true)
 		w := post(mustJSON(t, fixture(t, "interaction_ask", nil)))
 		var resp struct {
 			Type int `json:"type"`
@@ -41,7 +41,7 @@ func TestBusyIsVisible(t *testing.T) {
 		if n := len(h.core.requests()); n != 0 {
 			t.Errorf("core asked %d times while full", n)
 		}
-		for k, v := range h.core.outcomes() {
+		for k, v := range h.core.Outcomes() {
 			if v != "busy" {
 				t.Errorf("question %s ended %q, want busy", k, v)
 			}
@@ -50,7 +50,7 @@ func TestBusyIsVisible(t *testing.T) {
 	t.Run("gateway interaction and DM", func(t *testing.T) {
 		h := newHarness(t)
 		h.run(t)
-		h.core.full.Store(true)
+		h.core.Full.Store(true)
 		h.dc.dispatch(t, "INTERACTION_CREATE", fixture(t, "interaction_ask", nil))
 		waitFor(t, "busy callback", func() bool { return len(h.dc.callsOf("POST", "/interactions/*/*/callback")) == 1 })
 		cb := h.dc.callsOf("POST", "/interactions/*/*/callback")[0]
@@ -87,10 +87,10 @@ func TestServerErrorRetried(t *testing.T) {
 	h.settle(t)
 	h.core.mu.Lock()
 	defer h.core.mu.Unlock()
-	if h.core.apiErrors[500] != 2 {
-		t.Errorf("counted %v, want two 500s", h.core.apiErrors)
+	if h.core.APIErrors()[500] != 2 {
+		t.Errorf("counted %v, want two 500s", h.core.APIErrors())
 	}
-	for k, v := range h.core.accepted {
+	for k, v := range h.core.Outcomes() {
 		if v != "answered" {
 			t.Errorf("%s ended %q, want answered", k, v)
 		}
@@ -149,7 +149,7 @@ func TestResumeWithOriginalGone(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
 			h.core.mu.Lock()
-			resume := h.core.resumer
+			resume := h.core.Resumer()
 			h.core.ask = func(req bot.Request) bot.Reply {
 				return bot.Reply{Kind: bot.KindRateLimited, Private: true, Paragraphs: []string{"You're asking faster than I can answer."}}
 			}

@@ -15,7 +15,7 @@ import (
 // question is acknowledged and then dropped in silence.
 func TestBusyIsVisibleOverHTTP(t *testing.T) {
 	h := newHarness(t, nil)
-	h.core.full.Store(true)
+	h.core.Full.Store(true)
 	const ts = "1763000000.000900"
 	wantStatus(t, h.event(eventCallback("Ev1", mention("C1", ts, "", "<@UBOT> what is attention?")), nil), http.StatusOK)
 	eph := h.slack.waitCalls(t, "chat.postEphemeral", 1)
@@ -25,7 +25,7 @@ func TestBusyIsVisibleOverHTTP(t *testing.T) {
 	if !strings.Contains(eph[0].text(t), bot.BusyText) {
 		t.Errorf("busy notice %q", eph[0].text(t))
 	}
-	waitFor(t, "the question marked busy", func() bool { return h.core.outcomes()["slack:msg:C1:"+ts] == "busy" })
+	waitFor(t, "the question marked busy", func() bool { return h.core.Outcomes()["slack:msg:C1:"+ts] == "busy" })
 
 	res, _ := h.command("what is attention?")
 	body, _ := io.ReadAll(res.Body)
@@ -44,7 +44,7 @@ func TestBusyIsVisibleOverHTTP(t *testing.T) {
 // notice travels in the envelope's acknowledgement.
 func TestBusyIsVisibleOverSocketMode(t *testing.T) {
 	h := newSocketHarness(t)
-	h.core.full.Store(true)
+	h.core.Full.Store(true)
 	const ts = "1763000000.000901"
 	var ev map[string]any
 	if err := json.Unmarshal([]byte(eventCallback("Ev9", mention("C1", ts, "", "<@UBOT> what is attention?"))), &ev); err != nil {
@@ -74,8 +74,8 @@ func TestServerErrorRetried(t *testing.T) {
 	}
 	h.core.mu.Lock()
 	defer h.core.mu.Unlock()
-	if h.core.apiErrors[500] != 2 {
-		t.Errorf("counted API errors %v, want two 500s", h.core.apiErrors)
+	if h.core.APIErrors()[500] != 2 {
+		t.Errorf("counted API errors %v, want two 500s", h.core.APIErrors())
 	}
 }
 
@@ -85,7 +85,7 @@ func TestServerErrorRetried(t *testing.T) {
 func TestResumeUpdatesPlaceholder(t *testing.T) {
 	h := newHarness(t, nil)
 	h.core.mu.Lock()
-	resume := h.core.resumer
+	resume := h.core.Resumer()
 	h.core.mu.Unlock()
 	if resume == nil {
 		t.Fatal("the adapter registered no resumer")
@@ -113,7 +113,7 @@ func TestResumeUpdatesPlaceholder(t *testing.T) {
 func TestResumeWithPlaceholderGone(t *testing.T) {
 	h := newHarness(t, nil)
 	h.core.mu.Lock()
-	resume := h.core.resumer
+	resume := h.core.Resumer()
 	h.core.mu.Unlock()
 	const gone = "1700000000.000077"
 	h.slack.mu.Lock()

@@ -18,6 +18,7 @@ import (
 	"github.com/slack-go/slack/slacktest"
 
 	"github.com/footnote-dev/footnote/bot"
+	"github.com/footnote-dev/footnote/bot/bottest"
 )
 
 // fakeCore stands in for *bot.Bot: it records calls, dedups claims and follows the threads
@@ -35,68 +36,14 @@ type fakeCore struct {
 	act func(ctx context.Context, c bot.Click) bot.Reply
 
 	// Delivery side, standing in for the core's gate and lifecycle.
-	full      atomic.Bool       // Go turns everything away
-	slots     chan struct{}     // when set, bounds Ask like the core's MaxConcurrent
-	accepted  map[string]string // key → "answering" or the outcome Done gave
-	resumer   bot.Resumer
-	apiErrors map[int]int
+	bottest.Delivery
+	slots chan struct{} // when set, bounds Ask like the core's MaxConcurrent
 }
 
 var _ Core = (*fakeCore)(nil)
 
 func newFakeCore() *fakeCore {
-	return &fakeCore{claimed: map[string]bool{}, following: map[string]bool{}, docs: 3,
-		accepted: map[string]string{}, apiErrors: map[int]int{}}
-}
-
-func (f *fakeCore) Accept(_ context.Context, platform, key string, payload []byte, _ time.Time) (*bot.Ticket, bot.Verdict) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if _, ok := f.accepted[key]; ok {
-		return nil, bot.Duplicate
-	}
-	f.accepted[key] = "answering"
-	return bot.NewTicket(key, payload, "", func(outcome string) {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		f.accepted[key] = outcome
-	}), bot.Fresh
-}
-
-// outcomes lists the outcome of every accepted question by key.
-func (f *fakeCore) outcomes() map[string]string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := map[string]string{}
-	for k, v := range f.accepted {
-		out[k] = v
-	}
-	return out
-}
-
-func (f *fakeCore) Go(ctx context.Context, _ string, _ bot.Work, fn func(context.Context)) bool {
-	if f.full.Load() {
-		return false
-	}
-	go fn(context.WithoutCancel(ctx))
-	return true
-}
-
-func (f *fakeCore) Notify(ctx context.Context, _ string, fn func(context.Context)) bool {
-	go fn(context.WithoutCancel(ctx))
-	return true
-}
-
-func (f *fakeCore) OnResume(_ string, fn bot.Resumer) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.resumer = fn
-}
-
-func (f *fakeCore) PlatformError(_ string, status int) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.apiErrors[status]++
+	return &fakeCore{claimed: map[string]bool{}, following: map[string]bool{}, docs: 3}
 }
 
 func (f *fakeCore) Ask(ctx context.Context, req bot.Request, onDelta func(string)) bot.Reply {

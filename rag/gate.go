@@ -475,11 +475,15 @@ func (ix *evidenceIndex) near(it keyItem, lo, hi, dist int) bool {
 // corpus relative to the largest there is (that of a word no chunk contains, so 1 means
 // unseen), read from the sparse query encoder: a query's weight for a term is its IDF.
 // Without BM25 every word weighs 1 and none is rare.
-func (p *Pipeline) corpusIDF(enc SparseEncoder) func(string) float64 {
+func (p *Pipeline) corpusIDF(enc SparseEncoder, question string) func(string) float64 {
 	if enc == nil {
 		return func(string) float64 { return 0.5 }
 	}
-	unseen := sparseSum(enc.EncodeQuery("qzxjvwkfootnoteunseen"))
+	const unseenWord = "qzxjvwkfootnoteunseen"
+	// One encoding of the whole question first: an encoder that reads statistics from the
+	// store (Milvus) keeps them, so the words asked for below cost no further round trips.
+	enc.EncodeQuery(question + " " + unseenWord)
+	unseen := sparseSum(enc.EncodeQuery(unseenWord))
 	if unseen <= 0 {
 		return func(string) float64 { return 0.5 }
 	}
@@ -526,7 +530,7 @@ func (p *Pipeline) gate(ctx context.Context, question string, kept, candidates [
 			enc = e
 		}
 	}
-	idf := p.corpusIDF(enc)
+	idf := p.corpusIDF(enc, question)
 	rarity := func(text string) float64 {
 		r := 0.0
 		for _, w := range words(text) {

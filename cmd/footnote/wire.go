@@ -275,7 +275,7 @@ func (a *app) pipeline(ctx context.Context) (*rag.Pipeline, error) {
 func sparseSource(st index.Store, p bm25.Params, log *slog.Logger) func(ctx context.Context) (rag.SparseEncoder, error) {
 	if qs, ok := st.(index.QueryStatser); ok {
 		return func(ctx context.Context) (rag.SparseEncoder, error) {
-			return termEncoder{ctx: ctx, st: qs, p: p, log: log}, nil
+			return &termEncoder{ctx: ctx, st: qs, p: p, log: log}, nil
 		}
 	}
 	var (
@@ -308,27 +308,50 @@ func sparseSource(st index.Store, p bm25.Params, log *slog.Logger) func(ctx cont
 }
 
 // termEncoder encodes one question with the statistics of its own terms, read within the
-// question's context.
+// question's context. The evidence gate asks it for single words after the whole question,
+// so the statistics it has read are kept for the question's life: one store round trip for
+// the question's terms, not one per word.
 type termEncoder struct {
 	ctx context.Context
 	st  index.QueryStatser
 	p   bm25.Params
 	log *slog.Logger
+
+	mu     sync.Mutex
+	chunks int
+	df     map[uint32]int // terms read so far, absent ones with 0
 }
 
-func (e termEncoder) EncodeQuery(text string) rag.SparseVector {
+func (e *termEncoder) EncodeQuery(text string) rag.SparseVector {
 	terms := bm25.QueryTerms(text)
 	if len(terms) == 0 {
 		return rag.SparseVector{}
 	}
-	n, df, err := e.st.QueryStats(e.ctx, terms)
-	if err != nil {
-		// The search that follows meets the same store and reports its failure; this
-		// question goes on without BM25 rather than with made-up statistics.
-		e.log.Warn("bm25 statistics unavailable: searching without BM25", "err", err)
-		return rag.SparseVector{}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var missing []uint32
+	for _, t := range terms {
+		if _, ok := e.df[t]; !ok {
+			missing = append(missing, t)
+		}
 	}
-	return bm25.NewQueryEncoder(e.p, n, df).EncodeQuery(text)
+	if len(missing) > 0 {
+		n, df, err := e.st.QueryStats(e.ctx, missing)
+		if err != nil {
+			// The search that follows meets the same store and reports its failure; this
+			// question goes on without BM25 rather than with made-up statistics.
+			e.log.Warn("bm25 statistics unavailable: searching without BM25", "err", err)
+			return rag.SparseVector{}
+		}
+		if e.df == nil {
+			e.df = make(map[uint32]int, len(missing))
+		}
+		e.chunks = n
+		for _, t := range missing {
+			e.df[t] = df[t]
+		}
+	}
+	return bm25.NewQueryEncoder(e.p, e.chunks, e.df).EncodeQuery(text)
 }
 
 // indexer builds an ingestion run over the configured store and models.

@@ -44,7 +44,7 @@ func TestSparseSourcePerQuery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := enc.(termEncoder); !ok {
+	if _, ok := enc.(*termEncoder); !ok {
 		t.Fatalf("the embedded store answers per-query statistics, but sparseSource gave %T", enc)
 	}
 	for _, q := range []string{"attention retrieval", "unknown words only", "the of and", "attention attention translation"} {
@@ -64,8 +64,50 @@ func (failingStats) QueryStats(context.Context, []uint32) (int, map[uint32]int, 
 // TestTermEncoderFailure: without statistics a question is encoded as no BM25 query, not
 // with made-up document frequencies.
 func TestTermEncoderFailure(t *testing.T) {
-	e := termEncoder{ctx: t.Context(), st: failingStats{}, log: slog.New(slog.DiscardHandler)}
+	e := &termEncoder{ctx: t.Context(), st: failingStats{}, log: slog.New(slog.DiscardHandler)}
 	if v := e.EncodeQuery("attention retrieval"); len(v.Indices) != 0 {
 		t.Errorf("encoded %v without statistics", v)
+	}
+}
+
+type countingStats struct {
+	index.QueryStatser
+	calls int
+}
+
+func (c *countingStats) QueryStats(ctx context.Context, terms []uint32) (int, map[uint32]int, error) {
+	c.calls++
+	return c.QueryStatser.QueryStats(ctx, terms)
+}
+
+// TestTermEncoderReadsEachTermOnce: the evidence gate asks for the question's words one by
+// one after the question; those are answered from what the question read (on Milvus each
+// read is a round trip).
+func TestTermEncoderReadsEachTermOnce(t *testing.T) {
+	ctx := t.Context()
+	st, err := embedded.Open(ctx, embedded.Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	tf, n := bm25.Count("Attention is all you need for translation.")
+	if err := st.Replace(ctx, rag.Document{ID: "d"}, []index.EncodedChunk{{Chunk: rag.Chunk{ID: "a", Text: "x"},
+		Sparse: bm25.Params{}.Document(tf, n, 6), Terms: n}}); err != nil {
+		t.Fatal(err)
+	}
+	cs := &countingStats{QueryStatser: st}
+	e := &termEncoder{ctx: ctx, st: cs, log: slog.New(slog.DiscardHandler)}
+	e.EncodeQuery("attention for translation")
+	for _, w := range []string{"attention", "translation", "attention"} {
+		if v := e.EncodeQuery(w); len(v.Indices) != 1 {
+			t.Errorf("%q encoded as %v", w, v)
+		}
+	}
+	if cs.calls != 1 {
+		t.Errorf("%d statistics reads for one question and its words, want 1", cs.calls)
+	}
+	e.EncodeQuery("unseen")
+	if cs.calls != 2 {
+		t.Errorf("a word the question did not hold must be read: %d reads, want 2", cs.calls)
 	}
 }

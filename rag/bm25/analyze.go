@@ -1,6 +1,7 @@
 package bm25
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,6 +26,32 @@ func Analyze(text string) []string {
 	it := words.FromString(text)
 	for it.Next() {
 		if t := term(it.Value()); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// analyzeQuery is Analyze for a query, plus each hyphenated compound of letters as one
+// term ("BERT-large" also gives "bertlarg"): papers set a model's variant as a subscript,
+// which text extraction glues on ("BERTLARGE"), and users write it with a hyphen. The
+// documents' terms are unchanged, so existing indexes need no rebuild.
+func analyzeQuery(text string) []string {
+	out := Analyze(text)
+	for _, f := range strings.Fields(text) {
+		f = strings.Trim(f, ".,;:!?()[]{}\"'“”‘’")
+		parts := strings.Split(f, "-")
+		if len(parts) < 2 || len(parts) > 3 {
+			continue
+		}
+		letters := true
+		for _, p := range parts {
+			letters = letters && p != "" && latinWord(strings.ToLower(p)) && !strings.Contains(p, "'")
+		}
+		if !letters {
+			continue
+		}
+		if t := term(strings.Join(parts, "")); t != "" && !slices.Contains(out, t) {
 			out = append(out, t)
 		}
 	}

@@ -71,6 +71,21 @@ func (p *Pipeline) extractive(ctx context.Context, query string, sources []Sourc
 	quantity := asksQuantity(query)
 	cands = p.shortlist(query, cands, sources, quantity)
 	how := p.scoreSentences(ctx, query, cands)
+	if w := p.cfg.SentenceLexicalWeight; w > 0 {
+		// A sentence is read in its passage: the headings and title over it count in
+		// full, the rest of its paper's candidate passages as context.
+		lq := p.lexicalFor(ctx, query)
+		chunks := make([]Chunk, len(sources))
+		for i, s := range sources {
+			chunks[i] = s.Chunk
+		}
+		papers := paperContext(chunks)
+		for i, c := range cands {
+			src := sources[c.src].Chunk
+			have := stemSet(c.text, strings.Join(src.Section, " "), src.Title)
+			cands[i].score = (1-w)*c.score + w*lq.coverageIn(have, papers[src.DocID])
+		}
+	}
 	blendSourceRank(cands, sources)
 	if quantity {
 		preferQuantities(cands)
@@ -403,6 +418,23 @@ var (
 // isJunk reports whether a sentence is unfit for an extractive answer: extraction noise
 // (U+FFFD, equations, tables of numbers), a fragment cut by a chunk boundary, a figure or
 // table caption, a reference-list entry, or too short or long to read as one claim.
+// readsAsProse reports a sentence whose symbols and numbers sit among enough ordinary
+// words to be read: "We used the Adam optimizer with β1 = 0.9, β2 = 0.98 and ϵ = 10−9." is
+// the sentence a question about hyperparameters wants, though a third of it is digits and
+// signs; a table row or an equation has few words.
+func readsAsProse(s string) bool {
+	fs := strings.Fields(s)
+	n := 0
+	for _, f := range fs {
+		if proseWord.MatchString(f) {
+			n++
+		}
+	}
+	return n >= 6 && float64(n) >= 0.4*float64(len(fs))
+}
+
+var proseWord = regexp.MustCompile(`^[("“]?\p{L}\p{Ll}+[,.;:)"”]?$`)
+
 func isJunk(s string) bool {
 	if strings.ContainsRune(s, utf8.RuneError) {
 		return true
@@ -432,7 +464,7 @@ func isJunk(s string) bool {
 		}
 	}
 	all := letters + digits + other
-	if float64(letters)/float64(all) < 0.75 || float64(digits)/float64(all) > 0.2 {
+	if (float64(letters)/float64(all) < 0.75 || float64(digits)/float64(all) > 0.2) && !readsAsProse(s) {
 		return true // equations, numbers, symbol soup
 	}
 	if captionStart.MatchString(s) || refListStart.MatchString(s) || panelLabel.MatchString(s) {

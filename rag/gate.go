@@ -78,6 +78,9 @@ type gateResult struct {
 	// when it has none), with a point more for a paper whose title names one: the answer
 	// is best quoted from the passages rated highest.
 	holders []int
+	// absent are the hard items neither the kept passages nor their documents hold: a
+	// paper the retrieval missed may (see completeEvidence).
+	absent []keyItem
 }
 
 func (g gateResult) refused() bool { return len(g.missing) > 0 }
@@ -588,6 +591,7 @@ func (p *Pipeline) gate(ctx context.Context, question string, kept, candidates [
 		res.holders = holders
 		switch {
 		case len(missing) > 0:
+			res.absent = missing
 			res.missing = itemTexts(missing)
 			res.explain = explainMissing(missing, candidates)
 			return res
@@ -971,4 +975,62 @@ func isReference(s string) bool {
 		signals++
 	}
 	return signals >= 2
+}
+
+// completeEvidence looks for the papers a question names that retrieval left out: "REALM
+// refreshes its index while RAG does not …" retrieves five passages of REALM and none of
+// RAG. For each absent item, a BM25 search over the whole corpus finds the documents whose
+// title names it ("Retrieval-Augmented Generation for …" spells RAG) — the paper about it,
+// not one that uses it: a question on Fusion-in-Decoder's HotpotQA score is not answered
+// by a benchmark paper that lists HotpotQA — and the question is asked again within the
+// best such document; its best passage, if it passes the score cut, is returned. The gate
+// then decides on the completed evidence.
+func (p *Pipeline) completeEvidence(ctx context.Context, q Question, kept []Scored, absent []keyItem) []Scored {
+	if p.cfg.Sparse == nil || len(q.Filter.DocIDs) > 0 {
+		return nil
+	}
+	enc, err := p.cfg.Sparse(ctx)
+	if err != nil {
+		return nil
+	}
+	have := map[string]bool{}
+	for _, h := range kept {
+		have[h.Chunk.DocID] = true
+	}
+	var out []Scored
+	for _, it := range absent[:min(len(absent), 2)] {
+		v := enc.EncodeQuery(it.text)
+		if len(v.Indices) == 0 {
+			continue
+		}
+		hits, err := p.cfg.Searcher.Search(ctx, SearchRequest{Sparse: &v, Limit: rescueHits})
+		if err != nil {
+			p.log.Warn("evidence gate: search the corpus", "item", it.text, "err", err)
+			continue
+		}
+		n := map[string]int{}
+		best, bestN := "", 0
+		for _, h := range hits {
+			id := h.Chunk.DocID
+			if have[id] || !newEvidenceIndex(h.Chunk.Title).covers(it) {
+				continue
+			}
+			n[id]++
+			if n[id] > bestN {
+				best, bestN = id, n[id]
+			}
+		}
+		if bestN == 0 {
+			continue
+		}
+		fq := q
+		fq.Filter.DocIDs = []string{best}
+		r, err := p.retrieve(ctx, fq, nil)
+		if err != nil || len(r.Hits) == 0 {
+			continue
+		}
+		have[best] = true
+		out = append(out, r.Hits[0])
+	}
+	return out
 }

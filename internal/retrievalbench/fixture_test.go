@@ -300,6 +300,7 @@ func (f *fixture) defaultPipeline(tb testing.TB) *rag.Pipeline {
 	if e, ok := f.embedders[0].(*onnx.Embedder); ok {
 		cfg.CountTokens = e.CountTokens
 	}
+	tuneOverrides(tb, &cfg)
 	p, err := rag.New(cfg)
 	if err != nil {
 		tb.Fatal(err)

@@ -2,8 +2,10 @@ package retrievalbench
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -279,4 +281,121 @@ func TestTuneExtractive(t *testing.T) {
 	}
 	tw.Flush()
 	t.Logf("%s; reranker %s\n%s", path, f.rerankBy, b.String())
+}
+
+// TestTuneDevSet is a tuning tool like TestTuneDefaults: it answers the questions of
+// $FOOTNOTE_TUNE_QUESTIONS (comma-separated files of the tuning side, never the
+// reporting half) with the default pipeline, as TestDevSetFloors does, and logs the table
+// and every turn that missed: a false refusal, an answerable turn citing no expected
+// paper or page, an unanswerable one answered. FOOTNOTE_EVAL_JSON=path writes the report.
+func TestTuneDevSet(t *testing.T) {
+	paths := os.Getenv("FOOTNOTE_TUNE_QUESTIONS")
+	if paths == "" {
+		t.Skip("skipping: a tuning tool; set FOOTNOTE_TUNE_QUESTIONS to the tuning files of the question set")
+	}
+	var qs []eval.Question
+	for _, path := range strings.Split(paths, ",") {
+		if strings.Contains(path, "report.jsonl") {
+			t.Fatalf("%s is the reporting half: tune on the tuning files only", path)
+		}
+		q, err := eval.LoadQuestionsFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		qs = append(qs, q...)
+	}
+	f := corpus(t)
+	p := f.defaultPipeline(t)
+	rep, err := eval.Run(t.Context(), eval.Config{Retrieve: p.Retrieve, Ask: p.Ask}, qs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := rep.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Methods[0].Results {
+		a := r.Answer
+		var miss string
+		switch {
+		case a == nil:
+		case r.Answerable && a.Refused:
+			miss = "false refusal " + strings.Join(a.Missing, "; ")
+		case r.Answerable && !a.CitedExpected:
+			miss = "no expected paper cited"
+		case r.Answerable && !a.CitedExpectedPage:
+			miss = "no expected page cited"
+		case !r.Answerable && !a.Refused:
+			miss = "answered an unanswerable turn"
+		}
+		if miss != "" {
+			fmt.Fprintf(&b, "MISS %s#%d [%s] %s (first source %d, first page %d, top %v)\n   %.300s\n", r.ID, r.Turn, r.Category, miss, r.FirstSource, r.FirstPage, r.TopK, strings.ReplaceAll(a.Text, "\n", " "))
+		}
+	}
+	t.Logf("%d questions from %s; reranker %s\n%s", len(qs), paths, f.rerankBy, b.String())
+	if path := os.Getenv("FOOTNOTE_EVAL_JSON"); path != "" {
+		js, _ := json.MarshalIndent(rep, "", "  ")
+		if err := os.WriteFile(path, js, 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// tuneOverrides applies $FOOTNOTE_TUNE_SET ("lex=0.3,slex=0.2,min=0.25") to the default
+// pipeline's settings, so TestTuneDevSet can try one candidate setting per run. The floors
+// test never reads it (it fails when the variable is set).
+func tuneOverrides(tb testing.TB, cfg *rag.Config) {
+	set := os.Getenv("FOOTNOTE_TUNE_SET")
+	if set == "" {
+		return
+	}
+	if !strings.HasPrefix(tb.Name(), "TestTune") {
+		tb.Fatalf("FOOTNOTE_TUNE_SET=%s is a tuning override: unset it for %s", set, tb.Name())
+	}
+	for _, kv := range strings.Split(set, ",") {
+		k, v, _ := strings.Cut(kv, "=")
+		var x float64
+		if _, err := fmt.Sscan(v, &x); err != nil {
+			tb.Fatalf("FOOTNOTE_TUNE_SET: %s: %v", kv, err)
+		}
+		switch k {
+		case "lex":
+			cfg.LexicalWeight = x
+		case "slex":
+			cfg.SentenceLexicalWeight = x
+		case "min":
+			cfg.MinScore = x
+		case "gap":
+			cfg.MaxGap = x
+		case "doc":
+			cfg.DocWeight = x
+		case "fused":
+			cfg.FusedWeight = x
+		case "debug":
+			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		case "top":
+			cfg.RerankTop = int(x)
+		default:
+			tb.Fatalf("FOOTNOTE_TUNE_SET: unknown setting %q", k)
+		}
+	}
+}
+
+// TestTuneAsk is a tuning tool: it answers $FOOTNOTE_TUNE_ASK with the default pipeline
+// (and $FOOTNOTE_TUNE_SET; "debug=1" logs the pipeline's decisions) and logs the answer
+// and its sources.
+func TestTuneAsk(t *testing.T) {
+	q := os.Getenv("FOOTNOTE_TUNE_ASK")
+	if q == "" {
+		t.Skip("skipping: a tuning tool; set FOOTNOTE_TUNE_ASK to a question")
+	}
+	f := corpus(t)
+	a, err := f.defaultPipeline(t).Ask(t.Context(), rag.Question{Text: q}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(a.Text)
+	for _, s := range a.Sources {
+		t.Log(s.Chunk.DocID, s.Chunk.PageStart, s.Pages, s.Cited, s.Score, s.Chunk.Section)
+	}
 }

@@ -1,0 +1,104 @@
+package rag
+
+import (
+	"testing"
+)
+
+func TestLexicalCoverage(t *testing.T) {
+	corpus := []Chunk{gateAdam, gateFill, gateSBERT, gateGPT3}
+	p := gatePipeline(t, corpus)
+	enc, _ := p.cfg.Sparse(t.Context())
+	lq := p.lexicalQuery(enc, "Which beta2 does the AdamW optimizer use?")
+	if got := lq.coverage(gateAdam.Text); got < 0.99 {
+		t.Errorf("coverage of the AdamW passage = %.2f, want 1: β1 is beta, and every word is there", got)
+	}
+	if got := lq.coverage(gateFill.Text); got > 0.01 {
+		t.Errorf("coverage of the Transformer passage = %.2f, want 0", got)
+	}
+	// Question words and stopwords carry nothing: a question of only those covers nothing.
+	if lq := p.lexicalQuery(enc, "How many of them are there exactly?"); lq.total != 0 {
+		t.Errorf("a question without content words weighs %.2f", lq.total)
+	}
+	// A word only the passage's paper holds counts for contextCredit.
+	lq = p.lexicalQuery(enc, "Which optimizer trains the Transformer?")
+	full := lq.coverageIn(stemSet("the optimizer trains the Transformer"), nil)
+	ctx := lq.coverageIn(stemSet("the optimizer trains it"), stemSet("Transformer"))
+	bare := lq.coverageIn(stemSet("the optimizer trains it"), nil)
+	if !(bare < ctx && ctx < full) {
+		t.Errorf("coverage without, with context, in full = %.2f, %.2f, %.2f: want increasing", bare, ctx, full)
+	}
+}
+
+// A similarity scorer ranks the passage about the model in general above the one stating
+// the fact; the blend lifts the one holding the question's rare words, and a passage
+// below the score cut by similarity alone can pass it.
+func TestLexicalBlend(t *testing.T) {
+	corpus := []Chunk{gateAdam, gateFill, gateSBERT, gateGPT3}
+	p := gatePipeline(t, corpus)
+	enc, _ := p.cfg.Sparse(t.Context())
+	lq := p.lexicalQuery(enc, "Which beta values does the AdamW optimizer use?")
+	cands := []Scored{
+		{Hit: Hit{Chunk: gateFill}, Rerank: 0.30},
+		{Hit: Hit{Chunk: gateAdam}, Rerank: 0.15},
+	}
+	out := lexicalBlend(cands, lq, 0.3)
+	if out[0].Chunk.ID != gateAdam.ID {
+		t.Fatalf("blended order %s, %s: want the AdamW passage first", out[0].Chunk.ID, out[1].Chunk.ID)
+	}
+	if out[0].Rerank < 0.2 {
+		t.Errorf("blended score %.2f: want it above the default cut 0.2", out[0].Rerank)
+	}
+	if cands[0].Chunk.ID != gateFill.ID {
+		t.Error("lexicalBlend reordered its input")
+	}
+	if same := lexicalBlend(cands, lexicalQuery{}, 0.3); same[0].Rerank != 0.30 {
+		t.Error("an empty lexical query changed the scores")
+	}
+}
+
+var (
+	compREALM = Chunk{ID: "realm1", DocID: "realm", Title: "REALM: Retrieval-Augmented Language Model Pre-Training",
+		Text: "REALM refreshes the document index asynchronously during pre-training and updates the document encoder."}
+	compRAG = Chunk{ID: "rag1", DocID: "rag", Title: "Retrieval-Augmented Generation for Knowledge-Intensive NLP Tasks",
+		Text: "We keep the document encoder fixed and only fine-tune the query encoder and the generator, so the index is never rebuilt."}
+	compBench = Chunk{ID: "beir1", DocID: "beir", Title: "BEIR: A Heterogeneous Benchmark for Zero-shot Evaluation",
+		Text: "We evaluate on HotpotQA, FEVER and NQ; HotpotQA needs multi-hop reasoning."}
+	compFiD = Chunk{ID: "fid1", DocID: "fid", Title: "Leveraging Passage Retrieval with Generative Models for Open Domain Question Answering",
+		Text: "Fusion-in-Decoder reaches 51.4 exact match on NaturalQuestions and 67.6 on TriviaQA."}
+)
+
+// A question naming two papers, retrieved from one, is completed from the paper whose
+// title names the other ("Retrieval-Augmented Generation" spells RAG); a dataset a
+// benchmark paper lists is not a paper the question names.
+func TestCompleteEvidence(t *testing.T) {
+	corpus := []Chunk{compREALM, compRAG, compFiD}
+	for _, id := range []string{"beir1", "beir2", "beir3"} {
+		c := compBench
+		c.ID = id
+		corpus = append(corpus, c) // a paper that uses HotpotQA throughout
+	}
+	p := gatePipeline(t, corpus)
+	q := Question{Text: "REALM refreshes its index during training while RAG does not; what does each do with its document encoder?"}
+	kept := []Scored{{Hit: Hit{Chunk: compREALM}}}
+	g := p.gate(t.Context(), q.Text, hitChunks(kept), nil)
+	if len(g.absent) != 1 || g.absent[0].text != "RAG" {
+		t.Fatalf("gate absent %+v, want RAG", g.absent)
+	}
+	extra := p.completeEvidence(t.Context(), q, kept, g.absent)
+	if len(extra) != 1 || extra[0].Chunk.DocID != "rag" {
+		t.Fatalf("completed with %+v, want the RAG paper's passage", extra)
+	}
+	if g := p.gate(t.Context(), q.Text, hitChunks(append(kept, extra...)), nil); g.refused() {
+		t.Errorf("gate on the completed evidence refused: %+v", g)
+	}
+
+	q = Question{Text: "What exact match does Fusion-in-Decoder reach on HotpotQA?"}
+	kept = []Scored{{Hit: Hit{Chunk: compFiD}}}
+	g = p.gate(t.Context(), q.Text, hitChunks(kept), nil)
+	if !g.refused() {
+		t.Fatalf("gate passed a near miss: %+v", g)
+	}
+	if extra := p.completeEvidence(t.Context(), q, kept, g.absent); len(extra) != 0 {
+		t.Errorf("completed a near miss with %s: HotpotQA is not a paper's name", extra[0].Chunk.DocID)
+	}
+}

@@ -193,9 +193,10 @@ var (
 	// quantityQuestion asks for a number: "How many …", "what batch size …", "For how
 	// many epochs?".
 	quantityQuestion = regexp.MustCompile(`(?i)\bhow (many|much|long|large|big|small|fast|far|often|high|low|deep|wide)\b|\b(number|size|rate|ratio|values?|percentage|accuracy|score|f1|bleu|epochs?|steps|dimensions?|dimensionality)\b`)
-	// notQuantity is a number that states no quantity: a year, a reference to a table,
+	// notQuantity is a number that states no quantity: a year (1950–2039: 2048 is a batch
+	// size), a reference to a table,
 	// figure, section or equation, a list's "(1)".
-	notQuantity = regexp.MustCompile(`(?i)\b(19|20)\d\d[a-z]?\b|\b(table|figure|fig\.|section|sec\.|appendix|eq\.|equation|algorithm)\s*\(?[a-z]?\d+(\.\d+)*|\(\d{1,2}\)`)
+	notQuantity = regexp.MustCompile(`(?i)\b(19[5-9]\d|20[0-3]\d)[a-z]?\b|\b(table|figure|fig\.|section|sec\.|appendix|eq\.|equation|algorithm)\s*\(?[a-z]?\d+(\.\d+)*|\(\d{1,2}\)`)
 	digit       = regexp.MustCompile(`\d`)
 )
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -81,6 +82,13 @@ type gateResult struct {
 	// absent are the hard items neither the kept passages nor their documents hold: a
 	// paper the retrieval missed may (see completeEvidence).
 	absent []keyItem
+	// apart are the hard items the kept passages hold only apart from the others, and hard
+	// counts the question's hard items.
+	apart []keyItem
+	hard  int
+	// stated is a passage of the kept papers stating the quantity the question asks for,
+	// which the kept passages do not state: it joins the evidence.
+	stated *Chunk
 }
 
 func (g gateResult) refused() bool { return len(g.missing) > 0 }
@@ -519,6 +527,71 @@ func sparseSum(v SparseVector) float64 {
 // title of their own paper still count: a question comparing two papers is answered from
 // both.
 func (p *Pipeline) gate(ctx context.Context, question string, kept, candidates []Chunk) gateResult {
+	res := p.gateItems(ctx, question, kept, candidates)
+	if res.refused() {
+		return res
+	}
+	// With names in the question, only the passages holding them count: the batch size a
+	// T5 passage states is not RAG's.
+	about := kept
+	if res.holders != nil {
+		about = nil
+		for i, c := range kept {
+			if res.holders[i] > 0 {
+				about = append(about, c)
+			}
+		}
+	}
+	attr, ok := unstatedQuantity(question, about)
+	if !ok {
+		return res
+	}
+	// The papers may state it in a passage the retrieval did not keep: a search for the
+	// measured words within the papers finds it, and it joins the evidence.
+	if c, found := p.statingPassage(ctx, attr, about); found {
+		res.stated = &c
+		return res
+	}
+	res.missing = []string{attr}
+	res.explain = "The passages found do not state the " + attr + " asked for."
+	return res
+}
+
+// statingPassage searches the documents of the passages for one stating the quantity
+// attr (see statedIn), by BM25 over its words.
+func (p *Pipeline) statingPassage(ctx context.Context, attr string, passages []Chunk) (Chunk, bool) {
+	if p.cfg.Sparse == nil || len(passages) == 0 {
+		return Chunk{}, false
+	}
+	enc, err := p.cfg.Sparse(ctx)
+	if err != nil {
+		return Chunk{}, false
+	}
+	v := enc.EncodeQuery(attr)
+	if len(v.Indices) == 0 {
+		return Chunk{}, false
+	}
+	var ids []string
+	for _, c := range passages {
+		if c.DocID != "" && !slices.Contains(ids, c.DocID) {
+			ids = append(ids, c.DocID)
+		}
+	}
+	hits, err := p.cfg.Searcher.Search(ctx, SearchRequest{Sparse: &v, Limit: rescueHits, Filter: Filter{DocIDs: ids}})
+	if err != nil {
+		p.log.Warn("evidence gate: search the kept documents", "quantity", attr, "err", err)
+		return Chunk{}, false
+	}
+	for _, h := range hits {
+		if statedIn(strings.Fields(attr), []Chunk{h.Chunk}) {
+			return h.Chunk, true
+		}
+	}
+	return Chunk{}, false
+}
+
+// gateItems is the gate's check of the question's key items.
+func (p *Pipeline) gateItems(ctx context.Context, question string, kept, candidates []Chunk) gateResult {
 	items := questionItems(question)
 	res := gateResult{coverage: 1}
 	if len(items) == 0 || len(kept) == 0 {
@@ -591,11 +664,12 @@ func (p *Pipeline) gate(ctx context.Context, question string, kept, candidates [
 		res.holders = holders
 		switch {
 		case len(missing) > 0:
-			res.absent = missing
+			res.absent, res.hard = missing, len(hard)
 			res.missing = itemTexts(missing)
 			res.explain = explainMissing(missing, candidates)
 			return res
 		case len(apart) > 0:
+			res.apart = apart
 			res.missing = itemTexts(apart)
 			res.explain = explainApart(hard, apart)
 			return res
@@ -977,16 +1051,31 @@ func isReference(s string) bool {
 	return signals >= 2
 }
 
-// completeEvidence looks for the papers a question names that retrieval left out: "REALM
-// refreshes its index while RAG does not …" retrieves five passages of REALM and none of
-// RAG. For each absent item, a BM25 search over the whole corpus finds the documents whose
-// title names it ("Retrieval-Augmented Generation for …" spells RAG) — the paper about it,
-// not one that uses it: a question on Fusion-in-Decoder's HotpotQA score is not answered
-// by a benchmark paper that lists HotpotQA — and the question is asked again within the
-// best such document; its best passage, if it passes the score cut, is returned. The gate
-// then decides on the completed evidence.
-func (p *Pipeline) completeEvidence(ctx context.Context, q Question, kept []Scored, absent []keyItem) []Scored {
+// comparison asks about two things side by side: "REALM or DPR", "RAG versus
+// Fusion-in-Decoder", "from GPT-1 to GPT-2", "what does each do".
+var comparison = regexp.MustCompile(`(?i)\b(or|versus|vs\.?|compared?|comparison|each|both|between|differ|differs|difference)\b|\bfrom\b.+\bto\b`)
+
+// completeEvidence looks for the papers a question names that retrieval left out, in two
+// cases. A question whose every name is missing from the kept passages was retrieved from
+// the wrong papers ("LLaMA-65B: how many layers …" finds the Transformer's); a question
+// comparing two things ("REALM refreshes its index while RAG does not …") was retrieved
+// from one of them. For a missing name (or, comparing, one the passages hold only apart
+// from the others), a BM25 search over the corpus finds the paper about it: the one whose
+// title names it ("Retrieval-Augmented Generation for …" spells RAG), else the one with the
+// most passages using it, at least rescueMentions of the ten found. The question is asked
+// again within that paper and its best passage, if it passes the score cut, is returned;
+// the gate then decides on the completed evidence. A question relating two names, one
+// found and one not, is not completed unless it compares: Fusion-in-Decoder's score on
+// HotpotQA is not answered by Fusion-in-Decoder's paper and a benchmark listing HotpotQA.
+func (p *Pipeline) completeEvidence(ctx context.Context, q Question, kept []Scored, g gateResult) []Scored {
 	if p.cfg.Sparse == nil || len(q.Filter.DocIDs) > 0 {
+		return nil
+	}
+	compares := comparison.MatchString(q.Text)
+	items := g.absent
+	if compares {
+		items = append(slices.Clone(items), g.apart...)
+	} else if len(g.absent) < g.hard {
 		return nil
 	}
 	enc, err := p.cfg.Sparse(ctx)
@@ -998,7 +1087,7 @@ func (p *Pipeline) completeEvidence(ctx context.Context, q Question, kept []Scor
 		have[h.Chunk.DocID] = true
 	}
 	var out []Scored
-	for _, it := range absent[:min(len(absent), 2)] {
+	for _, it := range items[:min(len(items), 2)] {
 		v := enc.EncodeQuery(it.text)
 		if len(v.Indices) == 0 {
 			continue
@@ -1009,10 +1098,16 @@ func (p *Pipeline) completeEvidence(ctx context.Context, q Question, kept []Scor
 			continue
 		}
 		n := map[string]int{}
-		best, bestN := "", 0
+		best, bestN, titled := "", 0, ""
 		for _, h := range hits {
 			id := h.Chunk.DocID
-			if have[id] || !newEvidenceIndex(h.Chunk.Title).covers(it) {
+			if have[id] {
+				continue
+			}
+			if titled == "" && newEvidenceIndex(h.Chunk.Title).covers(it) {
+				titled = id
+			}
+			if !newEvidenceIndex(withoutReferences(h.Chunk.Text)).covers(it) {
 				continue
 			}
 			n[id]++
@@ -1020,7 +1115,10 @@ func (p *Pipeline) completeEvidence(ctx context.Context, q Question, kept []Scor
 				best, bestN = id, n[id]
 			}
 		}
-		if bestN == 0 {
+		switch {
+		case titled != "":
+			best = titled
+		case bestN < rescueMentions:
 			continue
 		}
 		fq := q
@@ -1033,4 +1131,95 @@ func (p *Pipeline) completeEvidence(ctx context.Context, q Question, kept []Scor
 		out = append(out, r.Hits[0])
 	}
 	return out
+}
+
+// A question asking for a quantity names what is measured: "What peak learning rate did
+// the DistilBERT authors use?", "What batch size …", "How many layers …". A passage that
+// answers it states a number next to that word; passages about the model that never
+// state it ("DistilBERT was trained on 8 V100 GPUs for 90 hours") are a near miss the
+// key items cannot see, since "learning" and "rate" are ordinary words.
+var quantityNoun = regexp.MustCompile(`(?i)^(rate|size|epochs?|steps|dimensions?|dimensionality|temperature|layers|heads|margin|decay|warmup|vocabulary)$`)
+
+// quantityWindow is how many words from its number a quantity's noun may stand.
+const quantityWindow = 12
+
+// unstatedQuantity reports the quantity a question asks for ("learning rate") when no kept
+// passage states a number within quantityWindow words of its noun with the noun's
+// modifier in the same passage. Questions that ask for no number, or name no measured
+// noun, pass.
+func unstatedQuantity(question string, kept []Chunk) (string, bool) {
+	if !asksQuantity(question) {
+		return "", false
+	}
+	ws := words(question)
+	for i, w := range ws {
+		if !quantityNoun.MatchString(w) || !askedAbout(ws, i) {
+			continue
+		}
+		attr := []string{w}
+		if i > 0 && !stopwords[ws[i-1]] && !questionWords[ws[i-1]] && !references[ws[i-1]] && classify(ws[i-1], false) == kindSoft {
+			attr = []string{ws[i-1], w}
+		}
+		if !statedIn(attr, kept) {
+			return strings.Join(attr, " "), true
+		}
+	}
+	return "", false
+}
+
+// askedAbout reports whether the i-th word is what the question asks for: within four
+// words after "what" or "which", or two after "how many" / "how much" ("What peak learning
+// rate …", "How many layers …"), not a word describing something else ("How is a
+// fixed-size vector obtained?").
+func askedAbout(ws []string, i int) bool {
+	for j := max(0, i-4); j < i; j++ {
+		switch {
+		case ws[j] == "what" || ws[j] == "which":
+			return true
+		case ws[j] == "how" && j+1 < i && (ws[j+1] == "many" || ws[j+1] == "much") && i-j <= 3:
+			return true
+		}
+	}
+	return false
+}
+
+// statedIn reports a kept passage holding every word of attr, the last within
+// quantityWindow words of a number that is not a year or a reference to a table, figure
+// or section.
+func statedIn(attr []string, kept []Chunk) bool {
+	stems := make([]string, len(attr))
+	for i, a := range attr {
+		stems[i] = stemOf(a)
+	}
+	for _, c := range kept {
+		text := notQuantity.ReplaceAllString(withoutReferences(c.Text), " ")
+		ws := lexicalWords(text)
+		var nums, heads []int
+		have := map[string]bool{}
+		for j, w := range ws {
+			st := stemOf(w)
+			have[st] = true
+			if st == stems[len(stems)-1] {
+				heads = append(heads, j)
+			}
+			if w[0] >= '0' && w[0] <= '9' {
+				nums = append(nums, j)
+			}
+		}
+		all := true
+		for _, st := range stems {
+			all = all && have[st]
+		}
+		if !all {
+			continue
+		}
+		for _, h := range heads {
+			for _, n := range nums {
+				if n-h <= quantityWindow && h-n <= quantityWindow {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

@@ -209,3 +209,34 @@ func TestGateUnseenWords(t *testing.T) {
 		t.Errorf("gate refused a paraphrase: %+v", g)
 	}
 }
+
+// A question asking for a quantity is refused when no passage of the papers it is about
+// states a number next to what it measures, and answered with the passage that does.
+func TestGateUnstatedQuantity(t *testing.T) {
+	distil := Chunk{ID: "distil", DocID: "distil", Title: "DistilBERT, a distilled version of BERT",
+		Text: "DistilBERT was trained on 8 16GB V100 GPUs for approximately 90 hours, with gradient accumulation and dynamic masking."}
+	lr := Chunk{ID: "lr", DocID: "llama", Title: gateAdam.Title,
+		Text: "We use a cosine learning rate schedule, such that the final learning rate is equal to 10% of the maximal learning rate of 3.0e-4."}
+	electra := Chunk{ID: "electra", DocID: "electra", Title: "ELECTRA: Pre-training Text Encoders as Discriminators",
+		Text: "ELECTRA uses a batch size of 2048 for its large model and trains a discriminator."}
+	corpus := []Chunk{distil, lr, electra, gateAdam, gateFill, gateSBERT, gateGPT3}
+	p := gatePipeline(t, corpus)
+
+	g := p.gate(t.Context(), "What learning rate was DistilBERT trained with?", []Chunk{distil}, corpus)
+	if !slices.Equal(g.missing, []string{"learning rate"}) || !strings.Contains(g.explain, "learning rate") {
+		t.Errorf("DistilBERT's learning rate: missing %q (%q), want a refusal naming the learning rate", g.missing, g.explain)
+	}
+	g = p.gate(t.Context(), "What batch size does ELECTRA use?", []Chunk{electra}, corpus)
+	if g.refused() || g.stated != nil {
+		t.Errorf("ELECTRA's batch size (2048, not a year) is stated: %+v", g)
+	}
+	// Stated elsewhere in the kept paper: found, and added to the evidence.
+	g = p.gate(t.Context(), "What learning rate did the LLaMA authors use?", []Chunk{gateAdam}, corpus)
+	if g.refused() || g.stated == nil || g.stated.ID != "lr" {
+		t.Errorf("LLaMA's learning rate is stated in its other passage: %+v", g)
+	}
+	// A size that describes rather than asks ("fixed-size") is not asked for.
+	if g := p.gate(t.Context(), "How is a fixed-size sentence vector obtained from BERT's outputs?", []Chunk{gateSBERT}, corpus); g.refused() {
+		t.Errorf("refused a question asking for no quantity: %+v", g)
+	}
+}

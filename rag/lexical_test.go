@@ -71,7 +71,8 @@ var (
 // title names the other ("Retrieval-Augmented Generation" spells RAG); a dataset a
 // benchmark paper lists is not a paper the question names.
 func TestCompleteEvidence(t *testing.T) {
-	corpus := []Chunk{compREALM, compRAG, compFiD}
+	// Other papers, so that the names are as rare here as in a real corpus.
+	corpus := []Chunk{compREALM, compRAG, compFiD, gateGPT3, gateSBERT, gateFill, gateAdam}
 	for _, id := range []string{"beir1", "beir2", "beir3"} {
 		c := compBench
 		c.ID = id
@@ -84,7 +85,7 @@ func TestCompleteEvidence(t *testing.T) {
 	if len(g.absent) != 1 || g.absent[0].text != "RAG" {
 		t.Fatalf("gate absent %+v, want RAG", g.absent)
 	}
-	extra := p.completeEvidence(t.Context(), q, kept, g.absent)
+	extra := p.completeEvidence(t.Context(), q, kept, g)
 	if len(extra) != 1 || extra[0].Chunk.DocID != "rag" {
 		t.Fatalf("completed with %+v, want the RAG paper's passage", extra)
 	}
@@ -98,7 +99,31 @@ func TestCompleteEvidence(t *testing.T) {
 	if !g.refused() {
 		t.Fatalf("gate passed a near miss: %+v", g)
 	}
-	if extra := p.completeEvidence(t.Context(), q, kept, g.absent); len(extra) != 0 {
-		t.Errorf("completed a near miss with %s: HotpotQA is not a paper's name", extra[0].Chunk.DocID)
+	if extra := p.completeEvidence(t.Context(), q, kept, g); len(extra) != 0 {
+		t.Errorf("completed a near miss with %s: HotpotQA is not a paper's name (gate %+v)", extra[0].Chunk.DocID, g)
+	}
+}
+
+// A question whose only name the kept passages lack was retrieved from the wrong paper:
+// it is completed from the paper using the name most.
+func TestCompleteEvidenceWrongPaper(t *testing.T) {
+	corpus := []Chunk{gateFill, gateSBERT, gateGPT3, gateAdam}
+	for i, text := range []string{
+		"LLaMA-65B has 80 layers, 64 attention heads and a model dimension of 8192.",
+		"LLaMA-65B is competitive with Chinchilla-70B and PaLM-540B.",
+		"We train LLaMA-65B on 1.4T tokens with a batch size of 4M tokens.",
+	} {
+		corpus = append(corpus, Chunk{ID: "llama" + string(rune('a'+i)), DocID: "llama", Title: gateAdam.Title, Text: text})
+	}
+	p := gatePipeline(t, corpus)
+	q := Question{Text: "LLaMA-65B: how many layers and attention heads does it have?"}
+	kept := []Scored{{Hit: Hit{Chunk: gateFill}}}
+	g := p.gate(t.Context(), q.Text, hitChunks(kept), nil)
+	if len(g.absent) != 1 || g.absent[0].text != "LLaMA-65B" {
+		t.Fatalf("gate absent %+v, want LLaMA-65B", g.absent)
+	}
+	extra := p.completeEvidence(t.Context(), q, kept, g)
+	if len(extra) != 1 || extra[0].Chunk.DocID != "llama" {
+		t.Fatalf("completed with %+v, want a passage of the LLaMA paper", extra)
 	}
 }

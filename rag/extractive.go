@@ -88,7 +88,7 @@ func (p *Pipeline) extractive(ctx context.Context, query string, sources []Sourc
 	}
 	blendSourceRank(cands, sources)
 	if quantity {
-		preferQuantities(cands)
+		preferQuantities(cands, askedUnits(query))
 	}
 	picked := continueSentences(pickSentences(cands), all)
 	p.log.Debug("extractive answer", "scorer", how, "candidates", len(cands), "picked", len(picked))
@@ -139,7 +139,7 @@ func (p *Pipeline) shortlist(query string, cands []sentence, sources []Source, q
 	}
 	blendSourceRank(pre, sources)
 	if quantity {
-		preferQuantities(pre)
+		preferQuantities(pre, askedUnits(query))
 	}
 	idx := make([]int, len(pre))
 	for i := range idx {
@@ -209,17 +209,83 @@ func statesQuantity(s string) bool {
 	return digit.MatchString(notQuantity.ReplaceAllString(s, ""))
 }
 
-// preferQuantities lifts the sentences that state a quantity by quantityBonus. Asked
-// "How many Wikipedia articles remain after filtering?", the embedder prefers the
-// sentence introducing the system over the Wikipedia dump to the one that counts the
-// articles; the answer type — a number — tells them apart. A sentence scoring 0 (the
-// weakest) stays out.
-func preferQuantities(cands []sentence) {
+// preferQuantities lifts the sentences that state a quantity by quantityBonus, and those
+// stating it next to what the question counts or measures (units, from askedUnits) by as
+// much again. Asked "How many Wikipedia articles remain after filtering?", the embedder
+// prefers the sentence introducing the system over the Wikipedia dump to the one that
+// counts the articles; the answer type — a number of articles — tells them apart. A
+// sentence scoring 0 (the weakest) stays out.
+func preferQuantities(cands []sentence, units []string) {
 	for i, c := range cands {
-		if c.score > 0 && statesQuantity(c.text) {
+		if c.score <= 0 || !statesQuantity(c.text) {
+			continue
+		}
+		cands[i].score += quantityBonus
+		if len(units) > 0 && numberNear(c.text, units, unitWindow) {
 			cands[i].score += quantityBonus
 		}
 	}
+}
+
+// unitWindow is how many words from a number what it counts may stand ("5,075,182
+// articles", "a batch size of 4M tokens").
+const unitWindow = 6
+
+// timeUnits are what "how long" asks for.
+var timeUnits = []string{"day", "hour", "week", "month", "minut", "second", "step", "epoch"}
+
+// askedUnits returns the stems of what a quantity question counts or measures: the
+// content words after "how many" / "how much" ("Wikipedia articles"), the measured noun
+// after "what" or "which" ("learning rate", "batch size"), or units of time for "how
+// long". Nil when the question asks for no quantity.
+func askedUnits(query string) []string {
+	if !asksQuantity(query) {
+		return nil
+	}
+	ws := words(query)
+	var out []string
+	for i, w := range ws {
+		switch {
+		case w == "how" && i+1 < len(ws) && ws[i+1] == "long":
+			out = append(out, timeUnits...)
+		case w == "how" && i+1 < len(ws) && (ws[i+1] == "many" || ws[i+1] == "much"):
+			for j, n := i+2, 0; j < len(ws) && n < 3; j++ {
+				if stopwords[ws[j]] || questionWords[ws[j]] || references[ws[j]] {
+					if n > 0 {
+						break
+					}
+					continue
+				}
+				out = append(out, stemOf(ws[j]))
+				n++
+			}
+		case quantityNoun.MatchString(w) && askedAbout(ws, i):
+			out = append(out, stemOf(w))
+		}
+	}
+	return out
+}
+
+// numberNear reports a number (not a year or a reference) within window words of a word
+// whose stem is one of stems.
+func numberNear(text string, stems []string, window int) bool {
+	ws := lexicalWords(notQuantity.ReplaceAllString(text, " "))
+	var nums, at []int
+	for i, w := range ws {
+		if w[0] >= '0' && w[0] <= '9' {
+			nums = append(nums, i)
+		} else if slices.Contains(stems, stemOf(w)) {
+			at = append(at, i)
+		}
+	}
+	for _, a := range at {
+		for _, n := range nums {
+			if n-a <= window && a-n <= window {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // scoreSentences sets each candidate's score and returns the scorer's name.

@@ -55,7 +55,23 @@ func analyzeQuery(text string) []string {
 			out = append(out, t)
 		}
 	}
+	// "tau", "beta2": papers write the letter ("τ = 0.02", "β2 = 0.98").
+	for _, w := range Analyze(text) {
+		name := strings.TrimRight(w, "0123456789")
+		for _, g := range greekLetters[name] {
+			if t := term(g + w[len(name):]); t != "" && !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
 	return out
+}
+
+// greekLetters are the letters papers name hyperparameters with, by their English names.
+var greekLetters = map[string][]string{
+	"alpha": {"α"}, "beta": {"β"}, "gamma": {"γ"}, "delta": {"δ"}, "epsilon": {"ϵ", "ε"},
+	"eta": {"η"}, "theta": {"θ"}, "lambda": {"λ"}, "mu": {"μ"}, "rho": {"ρ"}, "sigma": {"σ"},
+	"tau": {"τ"},
 }
 
 // term normalises one segmented word; "" means drop it.

@@ -252,3 +252,17 @@ func TestQueryJoinsHyphenatedVariants(t *testing.T) {
 		t.Errorf("analyzeQuery = %v: want letters-only compounds of two or three parts joined", got)
 	}
 }
+
+// A question's "tau" and "beta2" meet the paper's "τ" and "β2".
+func TestQueryGreekLetters(t *testing.T) {
+	q := QueryTerms("What temperature tau and beta2 were used?")
+	for _, doc := range []string{"the temperature τ = 0.02", "β2 = 0.98"} {
+		found := false
+		for _, d := range countTerms(Analyze(doc)).Indices {
+			found = found || (slices.Contains(q, d) && d != countTerms(Analyze("temperature")).Indices[0])
+		}
+		if !found {
+			t.Errorf("query terms share no Greek letter with %q", doc)
+		}
+	}
+}

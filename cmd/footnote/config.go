@@ -137,7 +137,7 @@ func Defaults() Config {
 		LLM:        "extractive",
 		Method:     "hybrid",
 		Candidates: 20,
-		RerankTop:  10,
+		RerankTop:  15,
 		TopK:       5,
 		MinScore:   0.2,
 		MaxGap:     0.35,

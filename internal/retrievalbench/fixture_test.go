@@ -270,7 +270,7 @@ func (f *fixture) pipeline(tb testing.TB, reranked bool) *rag.Pipeline {
 
 // defaultPipeline returns the pipeline `footnote serve` builds with its default settings
 // (cmd/footnote Defaults: bge-small, hybrid with weighted fusion, 20 candidates per retriever,
-// rerank top 10, top 5, score cut 0.2 with drop-off 0.35, document prior 0.8, fused prior 0.3,
+// rerank top 15, top 5, score cut 0.2 with drop-off 0.35, document prior 0.8, fused prior 0.3,
 // lexical weights 0.3 for passages and sentences,
 // extractive answers). Keep it in
 // step with Defaults: the floors of TestDevSetFloors hold the default configuration.
@@ -290,7 +290,7 @@ func (f *fixture) defaultPipeline(tb testing.TB) *rag.Pipeline {
 		},
 		Reranker:              f.reranker,
 		Candidates:            20,
-		RerankTop:             10,
+		RerankTop:             15,
 		TopK:                  5,
 		MinScore:              0.2,
 		MaxGap:                0.35,

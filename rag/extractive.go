@@ -540,7 +540,7 @@ func isJunk(s string) bool {
 	if urlPattern.MatchString(s) || danglingEnd.MatchString(last) {
 		return true // links, and sentences left dangling by a removed citation ("such as.")
 	}
-	signals := len(bibliographic.FindAllString(s, 3))
+	signals := bibliographicSignals(s)
 	if yearPattern.MatchString(s) {
 		signals++
 	}
@@ -592,4 +592,19 @@ func continueSentences(picked, all []sentence) []sentence {
 		}
 	}
 	return picked
+}
+
+// bibliographicSignals counts the different bibliographic markers of s, at most three:
+// links count once, so a paragraph pointing to its code and its demo ("… can be found at
+// https://github.com/… and https://huggingface.co/…") is not a reference entry.
+func bibliographicSignals(s string) int {
+	seen := map[string]bool{}
+	for _, m := range bibliographic.FindAllString(s, 6) {
+		k := strings.ToLower(m)
+		if strings.HasPrefix(k, "http") {
+			k = "http"
+		}
+		seen[k] = true
+	}
+	return min(len(seen), 3)
 }

@@ -1041,7 +1041,7 @@ var citationStyle = regexp.MustCompile(`^[\p{Lu}][^.]{1,120}\.\s(19|20)\d\d[a-z]
 
 // isReference reports a bibliography entry: a year with a venue, an author list, a URL.
 func isReference(s string) bool {
-	signals := len(bibliographic.FindAllString(s, 3))
+	signals := bibliographicSignals(s)
 	if yearPattern.MatchString(s) {
 		signals++
 	}
@@ -1071,6 +1071,29 @@ func (p *Pipeline) completeEvidence(ctx context.Context, q Question, kept []Scor
 	if p.cfg.Sparse == nil || len(q.Filter.DocIDs) > 0 {
 		return nil
 	}
+	enc, err := p.cfg.Sparse(ctx)
+	if err != nil {
+		return nil
+	}
+	have := map[string]bool{}
+	var keptDocs []string
+	for _, h := range kept {
+		if !have[h.Chunk.DocID] {
+			have[h.Chunk.DocID] = true
+			keptDocs = append(keptDocs, h.Chunk.DocID)
+		}
+	}
+	var out []Scored
+	// A name the kept papers use in a passage the retrieval did not keep ("CPU memory"
+	// in RAG's appendix): that passage.
+	for _, it := range g.absent[:min(len(g.absent), 2)] {
+		if c, ok := p.passageNaming(ctx, enc, it, keptDocs, kept); ok {
+			out = append(out, Scored{Hit: Hit{Chunk: c, Score: kept[len(kept)-1].Score}, Rerank: kept[len(kept)-1].Rerank})
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
 	compares := comparison.MatchString(q.Text)
 	items := g.absent
 	if compares {
@@ -1078,15 +1101,6 @@ func (p *Pipeline) completeEvidence(ctx context.Context, q Question, kept []Scor
 	} else if len(g.absent) < g.hard {
 		return nil
 	}
-	enc, err := p.cfg.Sparse(ctx)
-	if err != nil {
-		return nil
-	}
-	have := map[string]bool{}
-	for _, h := range kept {
-		have[h.Chunk.DocID] = true
-	}
-	var out []Scored
 	for _, it := range items[:min(len(items), 2)] {
 		v := enc.EncodeQuery(it.text)
 		if len(v.Indices) == 0 {
@@ -1222,4 +1236,27 @@ func statedIn(attr []string, kept []Chunk) bool {
 		}
 	}
 	return false
+}
+
+// passageNaming finds, by a BM25 search for the item within the documents, a passage that
+// names it and is not one of kept.
+func (p *Pipeline) passageNaming(ctx context.Context, enc SparseEncoder, it keyItem, docs []string, kept []Scored) (Chunk, bool) {
+	v := enc.EncodeQuery(it.text)
+	if len(v.Indices) == 0 || len(docs) == 0 {
+		return Chunk{}, false
+	}
+	hits, err := p.cfg.Searcher.Search(ctx, SearchRequest{Sparse: &v, Limit: rescueHits, Filter: Filter{DocIDs: docs}})
+	if err != nil {
+		p.log.Warn("evidence gate: search the kept documents", "item", it.text, "err", err)
+		return Chunk{}, false
+	}
+	for _, h := range hits {
+		if slices.ContainsFunc(kept, func(k Scored) bool { return k.Chunk.ID == h.Chunk.ID }) {
+			continue
+		}
+		if newEvidenceIndex(withoutReferences(h.Chunk.Text)).covers(it) {
+			return h.Chunk, true
+		}
+	}
+	return Chunk{}, false
 }

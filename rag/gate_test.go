@@ -240,3 +240,15 @@ func TestGateUnstatedQuantity(t *testing.T) {
 		t.Errorf("refused a question asking for no quantity: %+v", g)
 	}
 }
+
+func TestIsReferenceLinks(t *testing.T) {
+	body := "We also compress the document index using FAISS's compression tools, reducing the CPU memory requirement to 36GB. " +
+		"Scripts can be found at https://github.com/huggingface/transformers/ and a demo at https://huggingface.co/rag/"
+	if isReference(body) {
+		t.Errorf("a paragraph linking its code and demo is not a reference entry: %q", body)
+	}
+	entry := "Vladimir Karpukhin, Barlas Oguz, Sewon Min. 2020. Dense passage retrieval for open-domain question answering. arXiv preprint arXiv:2004.04906."
+	if !isReference(entry) {
+		t.Errorf("a reference entry was not recognised: %q", entry)
+	}
+}

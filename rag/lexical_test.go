@@ -127,3 +127,25 @@ func TestCompleteEvidenceWrongPaper(t *testing.T) {
 		t.Fatalf("completed with %+v, want a passage of the LLaMA paper", extra)
 	}
 }
+
+// A name the kept paper uses in a passage the retrieval did not keep completes the
+// evidence with that passage.
+func TestCompleteEvidenceSamePaper(t *testing.T) {
+	appendix := Chunk{ID: "rag2", DocID: "rag", Title: compRAG.Title,
+		Text: "We store the document index vectors on CPU, requiring 100 GB of CPU memory for all of Wikipedia; RAG's compressed index needs 36 GB."}
+	corpus := []Chunk{compREALM, compRAG, appendix, compFiD, gateGPT3, gateSBERT, gateFill, gateAdam}
+	p := gatePipeline(t, corpus)
+	q := Question{Text: "How much CPU memory does RAG's document index need?"}
+	kept := []Scored{{Hit: Hit{Chunk: compRAG}}}
+	g := p.gate(t.Context(), q.Text, hitChunks(kept), nil)
+	if len(g.absent) != 1 || g.absent[0].text != "CPU" {
+		t.Fatalf("gate absent %+v, want CPU", g.absent)
+	}
+	extra := p.completeEvidence(t.Context(), q, kept, g)
+	if len(extra) != 1 || extra[0].Chunk.ID != "rag2" {
+		t.Fatalf("completed with %+v, want the passage naming CPU", extra)
+	}
+	if g := p.gate(t.Context(), q.Text, hitChunks(append(kept, extra...)), nil); g.refused() {
+		t.Errorf("gate on the completed evidence refused: %+v", g)
+	}
+}

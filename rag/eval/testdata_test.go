@@ -12,19 +12,29 @@ import (
 )
 
 // The two halves of the development set (testdata/README.md): tune.jsonl is for choosing
-// methods and thresholds, report.jsonl for the figures the README and CI hold. tune2.jsonl,
-// written later, gives the tuning side more questions; the reporting half stays as it was.
+// methods and thresholds, report.jsonl for the figures the README and CI hold. tune2.jsonl and
+// tune3.jsonl, written later, give the tuning side more questions; the reporting half stays as
+// it was.
 const (
 	tuneFile   = "testdata/tune.jsonl"
 	reportFile = "testdata/report.jsonl"
 	tune2File  = "testdata/tune2.jsonl"
+	tune3File  = "testdata/tune3.jsonl"
 )
+
+// laterBatches holds the category counts each later tuning batch was written to
+// (testdata/README.md). They stay out of the stratification check, which is about the two
+// original halves.
+var laterBatches = map[string]map[string]int{
+	tune2File: {"paraphrase": 10, "numeric": 12, "two-paper": 6, "followup": 5, "near-miss": 8, "off-topic": 3},
+	tune3File: {"paraphrase": 8, "numeric": 10, "two-paper": 4, "followup": 4, "near-miss": 8, "off-topic": 2},
+}
 
 // loadHalves loads every file of the development set, keyed by path.
 func loadHalves(t *testing.T) map[string][]Question {
 	t.Helper()
 	halves := map[string][]Question{}
-	for _, f := range []string{tuneFile, reportFile, tune2File} {
+	for _, f := range []string{tuneFile, reportFile, tune2File, tune3File} {
 		qs, err := LoadQuestionsFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -52,7 +62,7 @@ func TestDevSet(t *testing.T) {
 			}
 			ids[q.ID] = f
 			cats[q.Category]++
-			if f != tune2File {
+			if _, later := laterBatches[f]; !later {
 				total[q.Category]++
 			}
 			// Elliptical follow-ups ("And what batch size did they use?") may repeat
@@ -77,9 +87,7 @@ func TestDevSet(t *testing.T) {
 				t.Errorf("%s has no %s question", f, c)
 			}
 		}
-		if f == tune2File {
-			// The second tuning batch was written to these counts (testdata/README.md).
-			want := map[string]int{"paraphrase": 10, "numeric": 12, "two-paper": 6, "followup": 5, "near-miss": 8, "off-topic": 3}
+		if want, later := laterBatches[f]; later {
 			for c, n := range want {
 				if cats[c] != n {
 					t.Errorf("%s: %d %s questions, want %d", f, cats[c], c, n)

@@ -84,8 +84,9 @@ type gateResult struct {
 	absent []keyItem
 	// apart are the hard items the kept passages hold only apart from the others, and hard
 	// counts the question's hard items.
-	apart []keyItem
-	hard  int
+	apart     []keyItem
+	hard      int
+	hardItems []keyItem // set with apart
 	// stated is a passage of the kept papers stating the quantity the question asks for,
 	// which the kept passages do not state: it joins the evidence.
 	stated *Chunk
@@ -104,6 +105,11 @@ func questionItems(question string) []keyItem {
 	var items []keyItem
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
+		// "Wang et al." names the authors, whom their own passages never name.
+		if i+2 < len(toks) && strings.EqualFold(toks[i+1].text, "et") && strings.HasPrefix(strings.ToLower(toks[i+2].text), "al") {
+			i += 2
+			continue
+		}
 		kind := classify(t.text, shouting)
 		if kind == kindNone {
 			continue
@@ -669,7 +675,7 @@ func (p *Pipeline) gateItems(ctx context.Context, question string, kept, candida
 			res.explain = explainMissing(missing, candidates)
 			return res
 		case len(apart) > 0:
-			res.apart = apart
+			res.apart, res.hardItems = apart, hard
 			res.missing = itemTexts(apart)
 			res.explain = explainApart(hard, apart)
 			return res
@@ -1084,6 +1090,13 @@ func (p *Pipeline) completeEvidence(ctx context.Context, q Question, kept []Scor
 		}
 	}
 	var out []Scored
+	// Names the kept passages hold only apart may stand together in a passage of the same
+	// papers that the retrieval did not keep.
+	if len(g.apart) > 0 {
+		if c, ok := p.passageTogether(ctx, enc, g.hardItems, keptDocs, kept); ok {
+			return []Scored{{Hit: Hit{Chunk: c, Score: kept[len(kept)-1].Score}, Rerank: kept[len(kept)-1].Rerank}}
+		}
+	}
 	// A name the kept papers use in a passage the retrieval did not keep ("CPU memory"
 	// in RAG's appendix): that passage.
 	for _, it := range g.absent[:min(len(g.absent), 2)] {
@@ -1152,19 +1165,16 @@ func (p *Pipeline) completeEvidence(ctx context.Context, q Question, kept []Scor
 // answers it states a number next to that word; passages about the model that never
 // state it ("DistilBERT was trained on 8 V100 GPUs for 90 hours") are a near miss the
 // key items cannot see, since "learning" and "rate" are ordinary words.
-var quantityNoun = regexp.MustCompile(`(?i)^(rate|size|epochs?|steps|dimensions?|dimensionality|temperature|layers|heads|margin|decay|warmup|vocabulary)$`)
+var quantityNoun = regexp.MustCompile(`(?i)^(rate|size|epochs?|steps|dimensions?|dimensionality|temperature|layers|heads|margin|decay|dropout|warmup|vocabulary)$`)
 
 // quantityWindow is how many words from its number a quantity's noun may stand.
 const quantityWindow = 12
 
 // unstatedQuantity reports the quantity a question asks for ("learning rate") when no kept
 // passage states a number within quantityWindow words of its noun with the noun's
-// modifier in the same passage. Questions that ask for no number, or name no measured
-// noun, pass.
+// modifier in the same passage. Questions that name no measured noun as what they ask
+// for pass.
 func unstatedQuantity(question string, kept []Chunk) (string, bool) {
-	if !asksQuantity(question) {
-		return "", false
-	}
 	ws := words(question)
 	for i, w := range ws {
 		if !quantityNoun.MatchString(w) || !askedAbout(ws, i) {
@@ -1255,6 +1265,39 @@ func (p *Pipeline) passageNaming(ctx context.Context, enc SparseEncoder, it keyI
 			continue
 		}
 		if newEvidenceIndex(withoutReferences(h.Chunk.Text)).covers(it) {
+			return h.Chunk, true
+		}
+	}
+	return Chunk{}, false
+}
+
+// passageTogether finds, by a BM25 search for the items within the documents, a passage
+// not among kept that names them all within coWindow words of one another (an item its
+// paper's title names counts as everywhere in it).
+func (p *Pipeline) passageTogether(ctx context.Context, enc SparseEncoder, items []keyItem, docs []string, kept []Scored) (Chunk, bool) {
+	texts := make([]string, len(items))
+	for i, it := range items {
+		texts[i] = it.text
+	}
+	v := enc.EncodeQuery(strings.Join(texts, " "))
+	if len(v.Indices) == 0 || len(docs) == 0 {
+		return Chunk{}, false
+	}
+	hits, err := p.cfg.Searcher.Search(ctx, SearchRequest{Sparse: &v, Limit: rescueHits, Filter: Filter{DocIDs: docs}})
+	if err != nil {
+		p.log.Warn("evidence gate: search the kept documents", "items", texts, "err", err)
+		return Chunk{}, false
+	}
+	for _, h := range hits {
+		if slices.ContainsFunc(kept, func(k Scored) bool { return k.Chunk.ID == h.Chunk.ID }) {
+			continue
+		}
+		tix := newEvidenceIndex(h.Chunk.Title)
+		titled := make([]bool, len(items))
+		for j, it := range items {
+			titled[j] = tix.covers(it)
+		}
+		if !slices.Contains(windowCover(items, newEvidenceIndex(withoutReferences(h.Chunk.Text)), titled), false) {
 			return h.Chunk, true
 		}
 	}

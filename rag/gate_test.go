@@ -33,6 +33,8 @@ func TestQuestionItems(t *testing.T) {
 		{"What is self-attention?", nil},
 		{"WHAT IS SELF-ATTENTION USED FOR?", nil},
 		{"Transformers use multi-head attention, why?", nil},
+		// Authors are not what a passage names.
+		{"Which LoRA rank did Wang et al. use for E5-mistral-7b?", []string{"LoRA", "E5-mistral-7b"}},
 	}
 	for _, c := range cases {
 		if got := hard(c.q); !slices.Equal(got, c.want) {

@@ -559,7 +559,17 @@ func (p *Pipeline) gate(ctx context.Context, question string, kept, candidates [
 		return res
 	}
 	res.missing = []string{attr}
-	res.explain = "The passages found do not state the " + attr + " asked for."
+	var names []string
+	for _, it := range questionItems(question) {
+		if it.hard && !isNumber(it.text) && len(names) < gateMaxMissing {
+			names = append(names, it.text)
+		}
+	}
+	if len(names) > 0 {
+		res.explain = "The passages on " + joinAnd(names) + " do not state a " + attr + "."
+	} else {
+		res.explain = "The passages found do not state a " + attr + "."
+	}
 	return res
 }
 

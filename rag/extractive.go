@@ -216,12 +216,19 @@ func statesQuantity(s string) bool {
 // counts the articles; the answer type — a number of articles — tells them apart. A
 // sentence scoring 0 (the weakest) stays out.
 func preferQuantities(cands []sentence, units []string) {
+	near := make([]bool, len(cands))
+	anyNear := false
 	for i, c := range cands {
-		if c.score <= 0 || !statesQuantity(c.text) {
-			continue
-		}
-		cands[i].score += quantityBonus
-		if len(units) > 0 && numberNear(c.text, units, unitWindow) {
+		near[i] = len(units) > 0 && c.score > 0 && numberNear(c.text, units, unitWindow)
+		anyNear = anyNear || near[i]
+	}
+	for i, c := range cands {
+		switch {
+		case c.score <= 0:
+		case near[i]:
+			cands[i].score += 2 * quantityBonus
+		case !anyNear && statesQuantity(c.text):
+			// Nothing states a number next to what is asked: any number may be it.
 			cands[i].score += quantityBonus
 		}
 	}

@@ -37,7 +37,7 @@ const MethodSelected = "selected"
 // ErrNoEvidence, a cancelled ctx, and an error from fn (returned as is).
 func (p *Pipeline) Ask(ctx context.Context, q Question, fn func(delta string) error) (Answer, error) {
 	start := time.Now()
-	ans, err := p.ask(ctx, q, fn)
+	ans, err := p.ask(withSparse(ctx), q, fn)
 	ans.Timings.Total = time.Since(start)
 	return ans, err
 }

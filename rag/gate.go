@@ -579,7 +579,7 @@ func (p *Pipeline) statingPassage(ctx context.Context, attr string, passages []C
 	if p.cfg.Sparse == nil || len(passages) == 0 {
 		return Chunk{}, false
 	}
-	enc, err := p.cfg.Sparse(ctx)
+	enc, err := p.sparse(ctx)
 	if err != nil {
 		return Chunk{}, false
 	}
@@ -615,7 +615,7 @@ func (p *Pipeline) gateItems(ctx context.Context, question string, kept, candida
 	}
 	var enc SparseEncoder
 	if p.cfg.Sparse != nil {
-		e, err := p.cfg.Sparse(ctx)
+		e, err := p.sparse(ctx)
 		if err != nil {
 			p.log.Warn("evidence gate: no corpus statistics; weighing words alike", "err", err)
 		} else {
@@ -1087,7 +1087,7 @@ func (p *Pipeline) completeEvidence(ctx context.Context, q Question, kept []Scor
 	if p.cfg.Sparse == nil || len(q.Filter.DocIDs) > 0 {
 		return nil
 	}
-	enc, err := p.cfg.Sparse(ctx)
+	enc, err := p.sparse(ctx)
 	if err != nil {
 		return nil
 	}

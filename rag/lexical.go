@@ -56,7 +56,7 @@ func (p *Pipeline) lexicalFor(ctx context.Context, question string) lexicalQuery
 	if p.cfg.Sparse == nil {
 		return lexicalQuery{}
 	}
-	enc, err := p.cfg.Sparse(ctx)
+	enc, err := p.sparse(ctx)
 	if err != nil {
 		p.log.Warn("lexical evidence: no corpus statistics", "err", err)
 		return lexicalQuery{}

@@ -1,6 +1,7 @@
 package rag
 
 import (
+	"context"
 	"testing"
 )
 
@@ -147,5 +148,33 @@ func TestCompleteEvidenceSamePaper(t *testing.T) {
 	}
 	if g := p.gate(t.Context(), q.Text, hitChunks(append(kept, extra...)), nil); g.refused() {
 		t.Errorf("gate on the completed evidence refused: %+v", g)
+	}
+}
+
+// A question builds its BM25 encoder once, whatever asks for it (search, lexical evidence,
+// gate), and within the question's context, not a shorter one.
+func TestSparseOncePerQuestion(t *testing.T) {
+	built := 0
+	var builtIn context.Context
+	p, err := New(Config{
+		Searcher: gateSearcher{[]Chunk{gateAdam, gateFill}},
+		Sparse: func(ctx context.Context) (SparseEncoder, error) {
+			built++
+			builtIn = ctx
+			return newIDFEncoder([]Chunk{gateAdam, gateFill}), nil
+		},
+		LexicalWeight: 0.3,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Ask(t.Context(), Question{Text: "Which optimizer did the LLaMA authors use?"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if built != 1 {
+		t.Errorf("the encoder was built %d times for one question, want 1", built)
+	}
+	if builtIn.Err() != nil {
+		t.Errorf("the encoder was built in a context that has ended: %v", builtIn.Err())
 	}
 }

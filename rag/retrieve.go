@@ -50,7 +50,7 @@ const MaxTopK = 50
 // Errors name their stage ("embed query: …", "search: …", "rerank: …"); an unknown method
 // wraps ErrUnknownMethod, a method whose dense model is not configured ErrModelMissing.
 func (p *Pipeline) Retrieve(ctx context.Context, q Question) (Retrieval, error) {
-	return p.retrieve(ctx, q, nil)
+	return p.retrieve(withSparse(ctx), q, nil)
 }
 
 // retrieve is Retrieve steered to the documents of an earlier turn (see followup.go):
@@ -178,7 +178,7 @@ func (p *Pipeline) encodeQuery(ctx context.Context, pl retrievalPlan, query stri
 	}
 	if pl.sparse {
 		g.Go(func() error {
-			enc, err := p.cfg.Sparse(gctx)
+			enc, err := p.sparse(gctx)
 			if err != nil {
 				return fmt.Errorf("embed query: bm25: %w", err)
 			}

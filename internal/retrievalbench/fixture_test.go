@@ -276,6 +276,17 @@ func (f *fixture) pipeline(tb testing.TB, reranked bool) *rag.Pipeline {
 // step with Defaults: the floors of TestDevSetFloors hold the default configuration.
 func (f *fixture) defaultPipeline(tb testing.TB) *rag.Pipeline {
 	tb.Helper()
+	cfg := f.defaultConfig()
+	tuneOverrides(tb, &cfg)
+	p, err := rag.New(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// defaultConfig is the configuration of defaultPipeline.
+func (f *fixture) defaultConfig() rag.Config {
 	cfg := rag.Config{
 		Searcher: f.store,
 		// Only the local model (bge-small): the CLI uses no other embedder unless
@@ -303,10 +314,5 @@ func (f *fixture) defaultPipeline(tb testing.TB) *rag.Pipeline {
 	if e, ok := f.embedders[0].(*onnx.Embedder); ok {
 		cfg.CountTokens = e.CountTokens
 	}
-	tuneOverrides(tb, &cfg)
-	p, err := rag.New(cfg)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return p
+	return cfg
 }

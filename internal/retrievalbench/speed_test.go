@@ -1,7 +1,6 @@
 package retrievalbench
 
 import (
-	"context"
 	"errors"
 	"slices"
 	"testing"
@@ -9,34 +8,18 @@ import (
 
 	"github.com/footnote-dev/footnote/internal/corpustest"
 	"github.com/footnote-dev/footnote/rag"
-	"github.com/footnote-dev/footnote/rag/bm25"
 	"github.com/footnote-dev/footnote/rag/eval"
 )
 
-// servePipeline is a Pipeline over the fixture with footnote serve's retrieval settings
-// (cmd/footnote/config.go Defaults, which rag.New's zero values do not all match), the
-// reranker reading stored vectors and extractive answers scoring a shortlist of sentences;
-// or, with before, the path this replaced: the reranker embeds every candidate's text and
-// every candidate sentence is scored.
+// servePipeline is a Pipeline over the fixture with footnote serve's default settings
+// (defaultConfig): the reranker reading stored vectors and extractive answers scoring a
+// shortlist of sentences; or, with before, the path this replaced: the reranker embeds
+// every candidate's text and every candidate sentence is scored.
 func (f *fixture) servePipeline(tb testing.TB, before bool) *rag.Pipeline {
 	tb.Helper()
-	cfg := rag.Config{
-		Searcher:  f.store,
-		Embedders: f.embedders[:1], // serve configures the local model only
-		Sparse: func(ctx context.Context) (rag.SparseEncoder, error) {
-			st, err := f.store.Stats(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return bm25.NewQueryEncoder(bm25.Params{}, st.Chunks, st.DF), nil
-		},
-		Reranker:    f.reranker,
-		RerankText:  before,
-		DocWeight:   0.8,
-		Fusion:      rag.Fusion{Method: "weighted"},
-		FusedWeight: 0.3,
-	}
+	cfg := f.defaultConfig()
 	if before {
+		cfg.RerankText = true
 		cfg.SentenceCandidates = -1
 	}
 	p, err := rag.New(cfg)

@@ -583,22 +583,7 @@ func (p *Pipeline) statingPassage(ctx context.Context, attr string, passages []C
 	if err != nil {
 		return Chunk{}, false
 	}
-	v := enc.EncodeQuery(attr)
-	if len(v.Indices) == 0 {
-		return Chunk{}, false
-	}
-	var ids []string
-	for _, c := range passages {
-		if c.DocID != "" && !slices.Contains(ids, c.DocID) {
-			ids = append(ids, c.DocID)
-		}
-	}
-	hits, err := p.cfg.Searcher.Search(ctx, SearchRequest{Sparse: &v, Limit: rescueHits, Filter: Filter{DocIDs: ids}})
-	if err != nil {
-		p.log.Warn("evidence gate: search the kept documents", "quantity", attr, "err", err)
-		return Chunk{}, false
-	}
-	for _, h := range hits {
+	for _, h := range p.searchTerms(ctx, enc, attr, docIDs(passages)) {
 		if statedIn(strings.Fields(attr), []Chunk{h.Chunk}) {
 			return h.Chunk, true
 		}
@@ -843,29 +828,10 @@ func (p *Pipeline) docsUsing(ctx context.Context, it keyItem, kept []Chunk, enc 
 	if enc == nil {
 		return out
 	}
-	v := enc.EncodeQuery(it.text)
-	if len(v.Indices) == 0 {
-		return out
-	}
-	var ids []string
-	seen := map[string]bool{}
-	for _, c := range kept {
-		if c.DocID != "" && !seen[c.DocID] {
-			seen[c.DocID] = true
-			ids = append(ids, c.DocID)
-		}
-	}
-	if len(ids) == 0 {
-		return out
-	}
-	hits, err := p.cfg.Searcher.Search(ctx, SearchRequest{Sparse: &v, Limit: rescueHits, Filter: Filter{DocIDs: ids}})
-	if err != nil {
-		p.log.Warn("evidence gate: search the kept documents", "item", it.text, "err", err)
-		return out
-	}
+	ids := docIDs(kept)
 	n := map[string]int{}
-	for _, h := range hits {
-		if seen[h.Chunk.DocID] && newEvidenceIndex(h.Chunk.Text).covers(it) {
+	for _, h := range p.searchTerms(ctx, enc, it.text, ids) {
+		if slices.Contains(ids, h.Chunk.DocID) && newEvidenceIndex(h.Chunk.Text).covers(it) {
 			n[h.Chunk.DocID]++
 		}
 	}
@@ -1091,13 +1057,10 @@ func (p *Pipeline) completeEvidence(ctx context.Context, q Question, kept []Scor
 	if err != nil {
 		return nil
 	}
+	keptDocs := docIDs(hitChunks(kept))
 	have := map[string]bool{}
-	var keptDocs []string
-	for _, h := range kept {
-		if !have[h.Chunk.DocID] {
-			have[h.Chunk.DocID] = true
-			keptDocs = append(keptDocs, h.Chunk.DocID)
-		}
+	for _, id := range keptDocs {
+		have[id] = true
 	}
 	var out []Scored
 	// Names the kept passages hold only apart may stand together in a passage of the same
@@ -1125,15 +1088,7 @@ func (p *Pipeline) completeEvidence(ctx context.Context, q Question, kept []Scor
 		return nil
 	}
 	for _, it := range items[:min(len(items), 2)] {
-		v := enc.EncodeQuery(it.text)
-		if len(v.Indices) == 0 {
-			continue
-		}
-		hits, err := p.cfg.Searcher.Search(ctx, SearchRequest{Sparse: &v, Limit: rescueHits})
-		if err != nil {
-			p.log.Warn("evidence gate: search the corpus", "item", it.text, "err", err)
-			continue
-		}
+		hits := p.searchTerms(ctx, enc, it.text, nil)
 		n := map[string]int{}
 		best, bestN, titled := "", 0, ""
 		for _, h := range hits {
@@ -1261,16 +1216,7 @@ func statedIn(attr []string, kept []Chunk) bool {
 // passageNaming finds, by a BM25 search for the item within the documents, a passage that
 // names it and is not one of kept.
 func (p *Pipeline) passageNaming(ctx context.Context, enc SparseEncoder, it keyItem, docs []string, kept []Scored) (Chunk, bool) {
-	v := enc.EncodeQuery(it.text)
-	if len(v.Indices) == 0 || len(docs) == 0 {
-		return Chunk{}, false
-	}
-	hits, err := p.cfg.Searcher.Search(ctx, SearchRequest{Sparse: &v, Limit: rescueHits, Filter: Filter{DocIDs: docs}})
-	if err != nil {
-		p.log.Warn("evidence gate: search the kept documents", "item", it.text, "err", err)
-		return Chunk{}, false
-	}
-	for _, h := range hits {
+	for _, h := range p.searchTerms(ctx, enc, it.text, docs) {
 		if slices.ContainsFunc(kept, func(k Scored) bool { return k.Chunk.ID == h.Chunk.ID }) {
 			continue
 		}
@@ -1289,16 +1235,7 @@ func (p *Pipeline) passageTogether(ctx context.Context, enc SparseEncoder, items
 	for i, it := range items {
 		texts[i] = it.text
 	}
-	v := enc.EncodeQuery(strings.Join(texts, " "))
-	if len(v.Indices) == 0 || len(docs) == 0 {
-		return Chunk{}, false
-	}
-	hits, err := p.cfg.Searcher.Search(ctx, SearchRequest{Sparse: &v, Limit: rescueHits, Filter: Filter{DocIDs: docs}})
-	if err != nil {
-		p.log.Warn("evidence gate: search the kept documents", "items", texts, "err", err)
-		return Chunk{}, false
-	}
-	for _, h := range hits {
+	for _, h := range p.searchTerms(ctx, enc, strings.Join(texts, " "), docs) {
 		if slices.ContainsFunc(kept, func(k Scored) bool { return k.Chunk.ID == h.Chunk.ID }) {
 			continue
 		}
@@ -1312,4 +1249,31 @@ func (p *Pipeline) passageTogether(ctx context.Context, enc SparseEncoder, items
 		}
 	}
 	return Chunk{}, false
+}
+
+// searchTerms is the gate's BM25 search: the passages that best match text by its words
+// alone, within the documents docs (nil: the whole corpus), at most rescueHits. A failed
+// search is logged and finds nothing: the gate then decides on what it has.
+func (p *Pipeline) searchTerms(ctx context.Context, enc SparseEncoder, text string, docs []string) []Hit {
+	v := enc.EncodeQuery(text)
+	if len(v.Indices) == 0 || (docs != nil && len(docs) == 0) {
+		return nil
+	}
+	hits, err := p.cfg.Searcher.Search(ctx, SearchRequest{Sparse: &v, Limit: rescueHits, Filter: Filter{DocIDs: docs}})
+	if err != nil {
+		p.log.Warn("evidence gate: search", "terms", text, "documents", len(docs), "err", err)
+		return nil
+	}
+	return hits
+}
+
+// docIDs lists the distinct documents of the chunks, in order.
+func docIDs(chunks []Chunk) []string {
+	ids := []string{}
+	for _, c := range chunks {
+		if c.DocID != "" && !slices.Contains(ids, c.DocID) {
+			ids = append(ids, c.DocID)
+		}
+	}
+	return ids
 }

@@ -127,7 +127,7 @@ func questionItems(question string) []keyItem {
 			}
 		}
 		// "MS MARCO": capitals in a row are one name.
-		for kind == kindHard && isAcronym(text) && i+1 < len(toks) && !toks[i+1].first && isAcronym(toks[i+1].text) && !shouting {
+		for kind == kindHard && isAcronym(text) && i+1 < len(toks) && !toks[i].poss && !toks[i+1].first && isAcronym(toks[i+1].text) && !shouting {
 			text += " " + toks[i+1].text
 			i++
 		}
@@ -163,6 +163,7 @@ var digitComma = regexp.MustCompile(`(\d),(\d)`)
 type qtoken struct {
 	text  string
 	first bool
+	poss  bool // a possessive "'s" followed: "DPR's FAISS" is two names
 }
 
 // tokenize splits a question into words, keeping hyphens, dots and percent signs inside a
@@ -176,12 +177,15 @@ func tokenize(s string) []qtoken {
 		f = strings.ReplaceAll(f, "\x00", ",")
 		end := strings.ContainsAny(f[len(f)-1:], ".?!:;")
 		w := strings.Trim(f, trimToken)
+		poss := false
 		for _, suf := range []string{"'s", "’s"} {
-			w = strings.TrimSuffix(w, suf)
+			if strings.HasSuffix(w, suf) {
+				w, poss = strings.TrimSuffix(w, suf), true
+			}
 		}
 		w = strings.Trim(w, trimToken+"-–")
 		if w != "" {
-			out = append(out, qtoken{text: w, first: first})
+			out = append(out, qtoken{text: w, first: first, poss: poss})
 			first = false
 		}
 		if end {
@@ -407,6 +411,11 @@ func segWords(text string) (ws []string, brk []bool) {
 		if unicode.IsLetter(r) || unicode.IsDigit(r) {
 			cur.WriteRune(r)
 			continue
+		}
+		// A possessive "'s" is not a word: "Children's Book Test" is the question's
+		// "Children's Book Test", which it reads as "Children Book Test".
+		if (r == '\'' || r == '’') && cur.Len() > 0 && i+1 < len(rs) && rs[i+1] == 's' && (i+2 == len(rs) || !unicode.IsLetter(rs[i+2]) && !unicode.IsDigit(rs[i+2])) {
+			rs[i+1] = ' '
 		}
 		// "1,000,000" and "4.5" are one number.
 		if (r == ',' || r == '.') && i > 0 && i+1 < len(rs) && unicode.IsDigit(rs[i-1]) && unicode.IsDigit(rs[i+1]) {

@@ -33,6 +33,9 @@ func TestQuestionItems(t *testing.T) {
 		{"What is self-attention?", nil},
 		{"WHAT IS SELF-ATTENTION USED FOR?", nil},
 		{"Transformers use multi-head attention, why?", nil},
+		// A possessive ends a name, and is dropped from one.
+		{"DPR's FAISS index is built on which graph method?", []string{"DPR", "FAISS"}},
+		{"What accuracy does GPT-2 get on the Children's Book Test?", []string{"GPT-2", "Children Book Test"}},
 		// Authors are not what a passage names.
 		{"Which LoRA rank did Wang et al. use for E5-mistral-7b?", []string{"LoRA", "E5-mistral-7b"}},
 	}
@@ -252,5 +255,15 @@ func TestIsReferenceLinks(t *testing.T) {
 	entry := "Vladimir Karpukhin, Barlas Oguz, Sewon Min. 2020. Dense passage retrieval for open-domain question answering. arXiv preprint arXiv:2004.04906."
 	if !isReference(entry) {
 		t.Errorf("a reference entry was not recognised: %q", entry)
+	}
+}
+
+func TestEvidenceIndexPossessive(t *testing.T) {
+	ix := newEvidenceIndex("GPT-2 reaches 93.3% on the common nouns of the Children’s Book Test (CBT).")
+	for _, q := range []string{"Children Book Test", "Children's Book Test"} {
+		it := questionItems("What does GPT-2 get on the " + q + "?")[1]
+		if !ix.covers(it) {
+			t.Errorf("%q (item %q) not found in a passage naming the Children’s Book Test", q, it.text)
+		}
 	}
 }

@@ -144,6 +144,11 @@ func lexicalWords(s string) []string {
 	return words(b.String())
 }
 
+// lexicalFloor is the similarity below which words in common lift nothing: a passage the
+// scorer finds unrelated is not evidence because it shares the question's words (a cake
+// recipe among GPT-2's samples, for how long to boil an egg).
+const lexicalFloor = 0.1
+
 // lexicalBlend mixes each candidate's reranker probability with the lexical coverage of
 // its passage, section headings and paper title (words found only in the paper's other
 // candidates count contextCredit): score' = (1-w)·score + w·coverage, and re-sorts. The cut
@@ -160,7 +165,9 @@ func lexicalBlend(cands []Scored, lq lexicalQuery, w float64) []Scored {
 	out := make([]Scored, len(cands))
 	for i, c := range cands {
 		have := stemSet(c.Chunk.Text, strings.Join(c.Chunk.Section, " "), c.Chunk.Title)
-		c.Rerank = (1-w)*c.Rerank + w*lq.coverageIn(have, papers[c.Chunk.DocID])
+		if c.Rerank >= lexicalFloor {
+			c.Rerank = (1-w)*c.Rerank + w*lq.coverageIn(have, papers[c.Chunk.DocID])
+		}
 		out[i] = c
 	}
 	sortByRerank(out)

@@ -774,6 +774,12 @@ func (p *Pipeline) hardCoverage(ctx context.Context, hard []keyItem, kept []Chun
 			bestN, best = n, together
 		}
 	}
+	if bestN < len(hard) && len(hard) >= manyNames && oneDocHoldsAll(hard, kept, chunkIx, everywhere) {
+		// A question naming many things ("RLHF made InstructGPT worse on SQuAD and DROP;
+		// how did Ouyang et al. …") is about one paper that names them all; its passages
+		// rarely name them within a few words of one another.
+		return nil, nil, holders
+	}
 	if bestN < len(hard) {
 		for j, it := range hard {
 			if best[j] {
@@ -791,6 +797,32 @@ func (p *Pipeline) hardCoverage(ctx context.Context, hard []keyItem, kept []Chun
 		}
 	}
 	return nil, apart, holders
+}
+
+// manyNames is how many hard items make a question one about a paper rather than about
+// a relation between two names (near misses name one or two: "GPT-4" on "MMLU").
+const manyNames = 3
+
+// oneDocHoldsAll reports whether the kept passages of one document hold every hard item
+// between them.
+func oneDocHoldsAll(hard []keyItem, kept []Chunk, chunkIx []*evidenceIndex, everywhere [][]bool) bool {
+	held := map[string][]bool{}
+	for i, c := range kept {
+		h := held[c.DocID]
+		if h == nil {
+			h = make([]bool, len(hard))
+			held[c.DocID] = h
+		}
+		for j, it := range hard {
+			h[j] = h[j] || everywhere[i][j] || chunkIx[i].covers(it)
+		}
+	}
+	for _, h := range held {
+		if !slices.Contains(h, false) {
+			return true
+		}
+	}
+	return false
 }
 
 // windowCover finds where in the passage the most hard items occur within coWindow words

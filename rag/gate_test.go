@@ -267,3 +267,24 @@ func TestEvidenceIndexPossessive(t *testing.T) {
 		}
 	}
 }
+
+// A question naming three or more things is about a paper: its passages may hold them
+// apart. Two names apart still refuse (TestGate's "names far apart").
+func TestGateManyNamesOnePaper(t *testing.T) {
+	a := Chunk{ID: "ig1", DocID: "instruct", Title: "Training language models to follow instructions with human feedback",
+		Text: "We call the resulting models InstructGPT. " + strings.Repeat("Labelers prefer its outputs to those of the base model. ", 4)}
+	b := Chunk{ID: "ig2", DocID: "instruct", Title: a.Title,
+		Text: "RLHF causes performance regressions on SQuAD. " + strings.Repeat("These regressions are on public datasets. ", 4) +
+			"Mixing pretraining updates into PPO reduces the regressions on DROP."}
+	other := Chunk{ID: "o", DocID: "other", Title: "Other", Text: "InstructGPT is compared with RLHF baselines elsewhere."}
+	corpus := []Chunk{a, b, other, gateFill, gateSBERT, gateGPT3, gateAdam}
+	p := gatePipeline(t, corpus)
+	q := "RLHF made InstructGPT worse on SQuAD and DROP; how were those regressions reduced?"
+	if g := p.gate(t.Context(), q, []Chunk{a, b}, corpus); g.refused() {
+		t.Errorf("refused a question whose four names one paper's passages hold: %+v", g)
+	}
+	// The same names split over two papers are not one paper's.
+	if g := p.gate(t.Context(), q, []Chunk{other, b}, corpus); !g.refused() {
+		t.Errorf("passed names that no one paper holds together: %+v", g)
+	}
+}

@@ -95,15 +95,6 @@ func (p *Pipeline) ask(ctx context.Context, q Question, fn func(delta string) er
 		r.Hits = sameDocs(r.Hits, steered, false)
 	}
 	g := p.gate(ctx, q.Text, hitChunks(r.Hits), hitChunks(r.Candidates))
-	if g.refused() && len(g.absent)+len(g.apart) > 0 {
-		if extra := p.completeEvidence(ctx, rq, r.Hits, g); len(extra) > 0 {
-			hits := append(slices.Clone(r.Hits[:min(len(r.Hits), max(p.cfg.TopK-len(extra), 1))]), extra...)
-			if g2 := p.gate(ctx, q.Text, hitChunks(hits), hitChunks(r.Candidates)); !g2.refused() {
-				p.log.Debug("evidence completed", "query", query, "absent", g.missing, "added", len(extra))
-				r.Hits, g = hits, g2
-			}
-		}
-	}
 	if g.refused() {
 		p.log.Debug("evidence gate refused", "query", query, "missing", g.missing, "coverage", g.coverage)
 		ans.Missing = g.missing
@@ -111,12 +102,6 @@ func (p *Pipeline) ask(ctx context.Context, q Question, fn func(delta string) er
 		// The closest passages still help the user look further.
 		ans.More = p.moreSources(Retrieval{Candidates: r.Candidates, Reranked: r.Reranked}, query, 0)
 		return ans, err
-	}
-	if g.stated != nil && !slices.ContainsFunc(r.Hits, func(h Scored) bool { return h.Chunk.ID == g.stated.ID }) {
-		last := r.Hits[len(r.Hits)-1]
-		stated := Scored{Hit: Hit{Chunk: *g.stated, Score: last.Score}, Rerank: last.Rerank}
-		r.Hits = append(slices.Clone(r.Hits[:min(len(r.Hits), max(p.cfg.TopK-1, 1))]), stated)
-		g.holders = append(g.holders[:min(len(g.holders), len(r.Hits)-1)], 1)
 	}
 	// Passages naming what the question names come first, and those naming none of it are
 	// not evidence: a reranker may prefer a passage on BERT's objectives for a question on

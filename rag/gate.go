@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -79,17 +78,6 @@ type gateResult struct {
 	// when it has none), with a point more for a paper whose title names one: the answer
 	// is best quoted from the passages rated highest.
 	holders []int
-	// absent are the hard items neither the kept passages nor their documents hold: a
-	// paper the retrieval missed may (see completeEvidence).
-	absent []keyItem
-	// apart are the hard items the kept passages hold only apart from the others, and hard
-	// counts the question's hard items.
-	apart     []keyItem
-	hard      int
-	hardItems []keyItem // set with apart
-	// stated is a passage of the kept papers stating the quantity the question asks for,
-	// which the kept passages do not state: it joins the evidence.
-	stated *Chunk
 }
 
 func (g gateResult) refused() bool { return len(g.missing) > 0 }
@@ -105,11 +93,6 @@ func questionItems(question string) []keyItem {
 	var items []keyItem
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
-		// "Wang et al." names the authors, whom their own passages never name.
-		if i+2 < len(toks) && strings.EqualFold(toks[i+1].text, "et") && strings.HasPrefix(strings.ToLower(toks[i+2].text), "al") {
-			i += 2
-			continue
-		}
 		kind := classify(t.text, shouting)
 		if kind == kindNone {
 			continue
@@ -127,7 +110,7 @@ func questionItems(question string) []keyItem {
 			}
 		}
 		// "MS MARCO": capitals in a row are one name.
-		for kind == kindHard && isAcronym(text) && i+1 < len(toks) && !toks[i].poss && !toks[i+1].first && isAcronym(toks[i+1].text) && !shouting {
+		for kind == kindHard && isAcronym(text) && i+1 < len(toks) && !toks[i+1].first && isAcronym(toks[i+1].text) && !shouting {
 			text += " " + toks[i+1].text
 			i++
 		}
@@ -163,7 +146,6 @@ var digitComma = regexp.MustCompile(`(\d),(\d)`)
 type qtoken struct {
 	text  string
 	first bool
-	poss  bool // a possessive "'s" followed: "DPR's FAISS" is two names
 }
 
 // tokenize splits a question into words, keeping hyphens, dots and percent signs inside a
@@ -177,15 +159,12 @@ func tokenize(s string) []qtoken {
 		f = strings.ReplaceAll(f, "\x00", ",")
 		end := strings.ContainsAny(f[len(f)-1:], ".?!:;")
 		w := strings.Trim(f, trimToken)
-		poss := false
 		for _, suf := range []string{"'s", "’s"} {
-			if strings.HasSuffix(w, suf) {
-				w, poss = strings.TrimSuffix(w, suf), true
-			}
+			w = strings.TrimSuffix(w, suf)
 		}
 		w = strings.Trim(w, trimToken+"-–")
 		if w != "" {
-			out = append(out, qtoken{text: w, first: first, poss: poss})
+			out = append(out, qtoken{text: w, first: first})
 			first = false
 		}
 		if end {
@@ -412,11 +391,6 @@ func segWords(text string) (ws []string, brk []bool) {
 			cur.WriteRune(r)
 			continue
 		}
-		// A possessive "'s" is not a word: "Children's Book Test" is the question's
-		// "Children's Book Test", which it reads as "Children Book Test".
-		if (r == '\'' || r == '’') && cur.Len() > 0 && i+1 < len(rs) && rs[i+1] == 's' && (i+2 == len(rs) || !unicode.IsLetter(rs[i+2]) && !unicode.IsDigit(rs[i+2])) {
-			rs[i+1] = ' '
-		}
 		// "1,000,000" and "4.5" are one number.
 		if (r == ',' || r == '.') && i > 0 && i+1 < len(rs) && unicode.IsDigit(rs[i-1]) && unicode.IsDigit(rs[i+1]) {
 			continue
@@ -542,66 +516,6 @@ func sparseSum(v SparseVector) float64 {
 // title of their own paper still count: a question comparing two papers is answered from
 // both.
 func (p *Pipeline) gate(ctx context.Context, question string, kept, candidates []Chunk) gateResult {
-	res := p.gateItems(ctx, question, kept, candidates)
-	if res.refused() {
-		return res
-	}
-	// With names in the question, only the passages holding them count: the batch size a
-	// T5 passage states is not RAG's.
-	about := kept
-	if res.holders != nil {
-		about = nil
-		for i, c := range kept {
-			if res.holders[i] > 0 {
-				about = append(about, c)
-			}
-		}
-	}
-	attr, ok := unstatedQuantity(question, about)
-	if !ok {
-		return res
-	}
-	// The papers may state it in a passage the retrieval did not keep: a search for the
-	// measured words within the papers finds it, and it joins the evidence.
-	if c, found := p.statingPassage(ctx, attr, about); found {
-		res.stated = &c
-		return res
-	}
-	res.missing = []string{attr}
-	var names []string
-	for _, it := range questionItems(question) {
-		if it.hard && !isNumber(it.text) && len(names) < gateMaxMissing {
-			names = append(names, it.text)
-		}
-	}
-	if len(names) > 0 {
-		res.explain = "The passages on " + joinAnd(names) + " do not state a " + attr + "."
-	} else {
-		res.explain = "The passages found do not state a " + attr + "."
-	}
-	return res
-}
-
-// statingPassage searches the documents of the passages for one stating the quantity
-// attr (see statedIn), by BM25 over its words.
-func (p *Pipeline) statingPassage(ctx context.Context, attr string, passages []Chunk) (Chunk, bool) {
-	if p.cfg.Sparse == nil || len(passages) == 0 {
-		return Chunk{}, false
-	}
-	enc, err := p.sparse(ctx)
-	if err != nil {
-		return Chunk{}, false
-	}
-	for _, h := range p.searchTerms(ctx, enc, attr, docIDs(passages)) {
-		if statedIn(strings.Fields(attr), []Chunk{h.Chunk}) {
-			return h.Chunk, true
-		}
-	}
-	return Chunk{}, false
-}
-
-// gateItems is the gate's check of the question's key items.
-func (p *Pipeline) gateItems(ctx context.Context, question string, kept, candidates []Chunk) gateResult {
 	items := questionItems(question)
 	res := gateResult{coverage: 1}
 	if len(items) == 0 || len(kept) == 0 {
@@ -674,12 +588,10 @@ func (p *Pipeline) gateItems(ctx context.Context, question string, kept, candida
 		res.holders = holders
 		switch {
 		case len(missing) > 0:
-			res.absent, res.hard = missing, len(hard)
 			res.missing = itemTexts(missing)
 			res.explain = explainMissing(missing, candidates)
 			return res
 		case len(apart) > 0:
-			res.apart, res.hardItems = apart, hard
 			res.missing = itemTexts(apart)
 			res.explain = explainApart(hard, apart)
 			return res
@@ -774,12 +686,6 @@ func (p *Pipeline) hardCoverage(ctx context.Context, hard []keyItem, kept []Chun
 			bestN, best = n, together
 		}
 	}
-	if bestN < len(hard) && len(hard) >= manyNames && oneDocHoldsAll(hard, kept, chunkIx, everywhere) {
-		// A question naming many things ("RLHF made InstructGPT worse on SQuAD and DROP;
-		// how did Ouyang et al. …") is about one paper that names them all; its passages
-		// rarely name them within a few words of one another.
-		return nil, nil, holders
-	}
 	if bestN < len(hard) {
 		for j, it := range hard {
 			if best[j] {
@@ -797,32 +703,6 @@ func (p *Pipeline) hardCoverage(ctx context.Context, hard []keyItem, kept []Chun
 		}
 	}
 	return nil, apart, holders
-}
-
-// manyNames is how many hard items make a question one about a paper rather than about
-// a relation between two names (near misses name one or two: "GPT-4" on "MMLU").
-const manyNames = 3
-
-// oneDocHoldsAll reports whether the kept passages of one document hold every hard item
-// between them.
-func oneDocHoldsAll(hard []keyItem, kept []Chunk, chunkIx []*evidenceIndex, everywhere [][]bool) bool {
-	held := map[string][]bool{}
-	for i, c := range kept {
-		h := held[c.DocID]
-		if h == nil {
-			h = make([]bool, len(hard))
-			held[c.DocID] = h
-		}
-		for j, it := range hard {
-			h[j] = h[j] || everywhere[i][j] || chunkIx[i].covers(it)
-		}
-	}
-	for _, h := range held {
-		if !slices.Contains(h, false) {
-			return true
-		}
-	}
-	return false
 }
 
 // windowCover finds where in the passage the most hard items occur within coWindow words
@@ -869,10 +749,29 @@ func (p *Pipeline) docsUsing(ctx context.Context, it keyItem, kept []Chunk, enc 
 	if enc == nil {
 		return out
 	}
-	ids := docIDs(kept)
+	v := enc.EncodeQuery(it.text)
+	if len(v.Indices) == 0 {
+		return out
+	}
+	var ids []string
+	seen := map[string]bool{}
+	for _, c := range kept {
+		if c.DocID != "" && !seen[c.DocID] {
+			seen[c.DocID] = true
+			ids = append(ids, c.DocID)
+		}
+	}
+	if len(ids) == 0 {
+		return out
+	}
+	hits, err := p.cfg.Searcher.Search(ctx, SearchRequest{Sparse: &v, Limit: rescueHits, Filter: Filter{DocIDs: ids}})
+	if err != nil {
+		p.log.Warn("evidence gate: search the kept documents", "item", it.text, "err", err)
+		return out
+	}
 	n := map[string]int{}
-	for _, h := range p.searchTerms(ctx, enc, it.text, ids) {
-		if slices.Contains(ids, h.Chunk.DocID) && newEvidenceIndex(h.Chunk.Text).covers(it) {
+	for _, h := range hits {
+		if seen[h.Chunk.DocID] && newEvidenceIndex(h.Chunk.Text).covers(it) {
 			n[h.Chunk.DocID]++
 		}
 	}
@@ -1064,7 +963,7 @@ var citationStyle = regexp.MustCompile(`^[\p{Lu}][^.]{1,120}\.\s(19|20)\d\d[a-z]
 
 // isReference reports a bibliography entry: a year with a venue, an author list, a URL.
 func isReference(s string) bool {
-	signals := bibliographicSignals(s)
+	signals := len(bibliographic.FindAllString(s, 3))
 	if yearPattern.MatchString(s) {
 		signals++
 	}
@@ -1072,249 +971,4 @@ func isReference(s string) bool {
 		signals++
 	}
 	return signals >= 2
-}
-
-// comparison asks about two things side by side: "REALM or DPR", "RAG versus
-// Fusion-in-Decoder", "from GPT-1 to GPT-2", "what does each do".
-var comparison = regexp.MustCompile(`(?i)\b(or|versus|vs\.?|compared?|comparison|each|both|between|differ|differs|difference)\b|\bfrom\b.+\bto\b`)
-
-// completeEvidence looks for the papers a question names that retrieval left out, in two
-// cases. A question whose every name is missing from the kept passages was retrieved from
-// the wrong papers ("LLaMA-65B: how many layers …" finds the Transformer's); a question
-// comparing two things ("REALM refreshes its index while RAG does not …") was retrieved
-// from one of them. For a missing name (or, comparing, one the passages hold only apart
-// from the others), a BM25 search over the corpus finds the paper about it: the one whose
-// title names it ("Retrieval-Augmented Generation for …" spells RAG), else the one with the
-// most passages using it, at least rescueMentions of the ten found. The question is asked
-// again within that paper and its best passage, if it passes the score cut, is returned;
-// the gate then decides on the completed evidence. A question relating two names, one
-// found and one not, is not completed unless it compares: Fusion-in-Decoder's score on
-// HotpotQA is not answered by Fusion-in-Decoder's paper and a benchmark listing HotpotQA.
-func (p *Pipeline) completeEvidence(ctx context.Context, q Question, kept []Scored, g gateResult) []Scored {
-	if p.cfg.Sparse == nil || len(q.Filter.DocIDs) > 0 {
-		return nil
-	}
-	enc, err := p.sparse(ctx)
-	if err != nil {
-		return nil
-	}
-	keptDocs := docIDs(hitChunks(kept))
-	have := map[string]bool{}
-	for _, id := range keptDocs {
-		have[id] = true
-	}
-	var out []Scored
-	// Names the kept passages hold only apart may stand together in a passage of the same
-	// papers that the retrieval did not keep.
-	if len(g.apart) > 0 {
-		if c, ok := p.passageTogether(ctx, enc, g.hardItems, keptDocs, kept); ok {
-			return []Scored{{Hit: Hit{Chunk: c, Score: kept[len(kept)-1].Score}, Rerank: kept[len(kept)-1].Rerank}}
-		}
-	}
-	// A name the kept papers use in a passage the retrieval did not keep ("CPU memory"
-	// in RAG's appendix): that passage.
-	for _, it := range g.absent[:min(len(g.absent), 2)] {
-		if c, ok := p.passageNaming(ctx, enc, it, keptDocs, kept); ok {
-			out = append(out, Scored{Hit: Hit{Chunk: c, Score: kept[len(kept)-1].Score}, Rerank: kept[len(kept)-1].Rerank})
-		}
-	}
-	if len(out) > 0 {
-		return out
-	}
-	compares := comparison.MatchString(q.Text)
-	items := g.absent
-	if compares {
-		items = append(slices.Clone(items), g.apart...)
-	} else if len(g.absent) < g.hard {
-		return nil
-	}
-	for _, it := range items[:min(len(items), 2)] {
-		hits := p.searchTerms(ctx, enc, it.text, nil)
-		n := map[string]int{}
-		best, bestN, titled := "", 0, ""
-		for _, h := range hits {
-			id := h.Chunk.DocID
-			if have[id] {
-				continue
-			}
-			if titled == "" && newEvidenceIndex(h.Chunk.Title).covers(it) {
-				titled = id
-			}
-			if !newEvidenceIndex(withoutReferences(h.Chunk.Text)).covers(it) {
-				continue
-			}
-			n[id]++
-			if n[id] > bestN {
-				best, bestN = id, n[id]
-			}
-		}
-		switch {
-		case titled != "":
-			best = titled
-		case bestN < rescueMentions:
-			continue
-		}
-		fq := q
-		fq.Filter.DocIDs = []string{best}
-		r, err := p.retrieve(ctx, fq, nil)
-		if err != nil || len(r.Hits) == 0 {
-			continue
-		}
-		have[best] = true
-		out = append(out, r.Hits[0])
-	}
-	return out
-}
-
-// A question asking for a quantity names what is measured: "What peak learning rate did
-// the DistilBERT authors use?", "What batch size …", "How many layers …". A passage that
-// answers it states a number next to that word; passages about the model that never
-// state it ("DistilBERT was trained on 8 V100 GPUs for 90 hours") are a near miss the
-// key items cannot see, since "learning" and "rate" are ordinary words.
-var quantityNoun = regexp.MustCompile(`(?i)^(rate|size|epochs?|steps|dimensions?|dimensionality|temperature|layers|heads|margin|decay|dropout|warmup|vocabulary)$`)
-
-// quantityWindow is how many words from its number a quantity's noun may stand.
-const quantityWindow = 12
-
-// unstatedQuantity reports the quantity a question asks for ("learning rate") when no kept
-// passage states a number within quantityWindow words of its noun with the noun's
-// modifier in the same passage. Questions that name no measured noun as what they ask
-// for pass.
-func unstatedQuantity(question string, kept []Chunk) (string, bool) {
-	ws := words(question)
-	for i, w := range ws {
-		if !quantityNoun.MatchString(w) || !askedAbout(ws, i) {
-			continue
-		}
-		attr := []string{w}
-		if i > 0 && !stopwords[ws[i-1]] && !questionWords[ws[i-1]] && !references[ws[i-1]] && classify(ws[i-1], false) == kindSoft {
-			attr = []string{ws[i-1], w}
-		}
-		if !statedIn(attr, kept) {
-			return strings.Join(attr, " "), true
-		}
-	}
-	return "", false
-}
-
-// askedAbout reports whether the i-th word is what the question asks for: within four
-// words after "what" or "which", or two after "how many" / "how much" ("What peak learning
-// rate …", "How many layers …"), not a word describing something else ("How is a
-// fixed-size vector obtained?").
-func askedAbout(ws []string, i int) bool {
-	for j := max(0, i-4); j < i; j++ {
-		switch {
-		case ws[j] == "what" || ws[j] == "which":
-			return true
-		case ws[j] == "how" && j+1 < i && (ws[j+1] == "many" || ws[j+1] == "much") && i-j <= 3:
-			return true
-		}
-	}
-	return false
-}
-
-// statedIn reports a kept passage holding every word of attr, the last within
-// quantityWindow words of a number that is not a year or a reference to a table, figure
-// or section.
-func statedIn(attr []string, kept []Chunk) bool {
-	stems := make([]string, len(attr))
-	for i, a := range attr {
-		stems[i] = stemOf(a)
-	}
-	for _, c := range kept {
-		text := notQuantity.ReplaceAllString(withoutReferences(c.Text), " ")
-		ws := lexicalWords(text)
-		var nums, heads []int
-		have := map[string]bool{}
-		for j, w := range ws {
-			st := stemOf(w)
-			have[st] = true
-			if st == stems[len(stems)-1] {
-				heads = append(heads, j)
-			}
-			if w[0] >= '0' && w[0] <= '9' {
-				nums = append(nums, j)
-			}
-		}
-		all := true
-		for _, st := range stems {
-			all = all && have[st]
-		}
-		if !all {
-			continue
-		}
-		for _, h := range heads {
-			for _, n := range nums {
-				if n-h <= quantityWindow && h-n <= quantityWindow {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
-// passageNaming finds, by a BM25 search for the item within the documents, a passage that
-// names it and is not one of kept.
-func (p *Pipeline) passageNaming(ctx context.Context, enc SparseEncoder, it keyItem, docs []string, kept []Scored) (Chunk, bool) {
-	for _, h := range p.searchTerms(ctx, enc, it.text, docs) {
-		if slices.ContainsFunc(kept, func(k Scored) bool { return k.Chunk.ID == h.Chunk.ID }) {
-			continue
-		}
-		if newEvidenceIndex(withoutReferences(h.Chunk.Text)).covers(it) {
-			return h.Chunk, true
-		}
-	}
-	return Chunk{}, false
-}
-
-// passageTogether finds, by a BM25 search for the items within the documents, a passage
-// not among kept that names them all within coWindow words of one another (an item its
-// paper's title names counts as everywhere in it).
-func (p *Pipeline) passageTogether(ctx context.Context, enc SparseEncoder, items []keyItem, docs []string, kept []Scored) (Chunk, bool) {
-	texts := make([]string, len(items))
-	for i, it := range items {
-		texts[i] = it.text
-	}
-	for _, h := range p.searchTerms(ctx, enc, strings.Join(texts, " "), docs) {
-		if slices.ContainsFunc(kept, func(k Scored) bool { return k.Chunk.ID == h.Chunk.ID }) {
-			continue
-		}
-		tix := newEvidenceIndex(h.Chunk.Title)
-		titled := make([]bool, len(items))
-		for j, it := range items {
-			titled[j] = tix.covers(it)
-		}
-		if !slices.Contains(windowCover(items, newEvidenceIndex(withoutReferences(h.Chunk.Text)), titled), false) {
-			return h.Chunk, true
-		}
-	}
-	return Chunk{}, false
-}
-
-// searchTerms is the gate's BM25 search: the passages that best match text by its words
-// alone, within the documents docs (nil: the whole corpus), at most rescueHits. A failed
-// search is logged and finds nothing: the gate then decides on what it has.
-func (p *Pipeline) searchTerms(ctx context.Context, enc SparseEncoder, text string, docs []string) []Hit {
-	v := enc.EncodeQuery(text)
-	if len(v.Indices) == 0 || (docs != nil && len(docs) == 0) {
-		return nil
-	}
-	hits, err := p.cfg.Searcher.Search(ctx, SearchRequest{Sparse: &v, Limit: rescueHits, Filter: Filter{DocIDs: docs}})
-	if err != nil {
-		p.log.Warn("evidence gate: search", "terms", text, "documents", len(docs), "err", err)
-		return nil
-	}
-	return hits
-}
-
-// docIDs lists the distinct documents of the chunks, in order.
-func docIDs(chunks []Chunk) []string {
-	ids := []string{}
-	for _, c := range chunks {
-		if c.DocID != "" && !slices.Contains(ids, c.DocID) {
-			ids = append(ids, c.DocID)
-		}
-	}
-	return ids
 }

@@ -46,12 +46,6 @@ type Config struct {
 	// MRR rose from 0.59 (RRF, no blend) to 0.66 and source MRR from 0.88 to 0.94, with the
 	// same refusals. With RRF, whose scores barely differ, it does not help.
 	FusedWeight float64
-	// LexicalWeight blends each candidate's similarity score with the share of the
-	// question's rare words its passage holds (see lexicalQuery) when the reranker is a
-	// similarity scorer; zero keeps the scorer's order. SentenceLexicalWeight does the same
-	// for the sentences of an extractive answer.
-	LexicalWeight         float64
-	SentenceLexicalWeight float64
 
 	// SentenceCandidates is how many candidate sentences of an extractive answer the
 	// reranker (or embedder) scores, shortlisted by term overlap and source score; zero

@@ -127,11 +127,7 @@ func (p *Pipeline) retrieve(ctx context.Context, q Question, steered []string) (
 			return fail(fmt.Errorf("rerank: %w", err))
 		}
 		r.Reranked = true
-		_, similarity := p.cfg.Reranker.(VectorReranker)
-		if similarity && p.cfg.LexicalWeight > 0 {
-			r.Candidates = lexicalBlend(r.Candidates, p.lexicalFor(ctx, r.Query), p.cfg.LexicalWeight)
-		}
-		if similarity && p.cfg.FusedWeight > 0 {
+		if _, similarity := p.cfg.Reranker.(VectorReranker); similarity && p.cfg.FusedWeight > 0 {
 			r.Candidates = fusedPrior(r.Candidates, p.cfg.FusedWeight)
 		}
 		if p.cfg.DocWeight > 0 {

@@ -5,10 +5,9 @@ import (
 	"sync"
 )
 
-// A question asks for its BM25 encoder several times: to search, to weigh its words for
-// the lexical evidence and the gate, to complete the evidence. Config.Sparse builds a new
-// encoder each time, and one reading statistics from a store (Milvus) reads them again, a
-// round trip each. Ask and Retrieve keep the question's first encoder in the context.
+// A question asks for its BM25 encoder more than once: to search, and for the gate to
+// weigh its words. Config.Sparse builds a new encoder each time, and one reading
+// statistics from a store (Milvus) reads them again, a round trip each. Ask and Retrieve keep the question's first encoder in the context.
 type sparseKey struct{}
 
 type sparseOnce struct {

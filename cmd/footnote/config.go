@@ -61,13 +61,8 @@ type Config struct {
 	// FusedWeight) when reranking by similarity; 0 orders by the reranker alone. Fitted
 	// with weighted fusion and the similarity scorer; a cross-encoder ignores it.
 	FusedWeight float64 `yaml:"fused_weight" env:"FOOTNOTE_FUSED_WEIGHT"`
-	// LexicalWeight and SentenceLexicalWeight blend the share of the question's rare words a
-	// passage, or an extractive answer's sentence, holds into the similarity scorer's score
-	// (rag.Config.LexicalWeight); 0 turns it off. A cross-encoder ignores them.
-	LexicalWeight         float64 `yaml:"lexical_weight" env:"FOOTNOTE_LEXICAL_WEIGHT"`
-	SentenceLexicalWeight float64 `yaml:"sentence_lexical_weight" env:"FOOTNOTE_SENTENCE_LEXICAL_WEIGHT"`
-	BM25K1                float64 `yaml:"bm25_k1" env:"FOOTNOTE_BM25_K1"` // k1 and b are index-time: recorded with the corpus (rag/bm25.Params)
-	BM25B                 float64 `yaml:"bm25_b" env:"FOOTNOTE_BM25_B"`
+	BM25K1      float64 `yaml:"bm25_k1" env:"FOOTNOTE_BM25_K1"` // k1 and b are index-time: recorded with the corpus (rag/bm25.Params)
+	BM25B       float64 `yaml:"bm25_b" env:"FOOTNOTE_BM25_B"`
 
 	MilvusAddr     string `yaml:"milvus_addr" env:"FOOTNOTE_MILVUS_ADDR"`
 	MilvusToken    Secret `yaml:"-" env:"FOOTNOTE_MILVUS_TOKEN"`
@@ -137,7 +132,7 @@ func Defaults() Config {
 		LLM:        "extractive",
 		Method:     "hybrid",
 		Candidates: 20,
-		RerankTop:  15,
+		RerankTop:  10,
 		TopK:       5,
 		MinScore:   0.2,
 		MaxGap:     0.35,
@@ -146,19 +141,16 @@ func Defaults() Config {
 		// Chosen on the tuning half of rag/eval/testdata with the similarity scorer
 		// (internal/retrievalbench TestTuneDefaults): against rrf without the fused prior,
 		// page MRR 0.59 → 0.66, source MRR 0.88 → 0.94, with the same refusals.
-		Fusion:      "weighted",
-		FusedWeight: 0.3,
-		// Chosen on the tuning files of rag/eval/testdata (TestTuneDevSet): see the README.
-		LexicalWeight:         0.3,
-		SentenceLexicalWeight: 0.3,
-		BM25K1:                1.5,
-		BM25B:                 0.75,
-		OllamaHost:            "http://127.0.0.1:11434",
-		LLMTimeout:            5 * time.Minute,
-		RequestTimeout:        90 * time.Second,
-		MaxConcurrent:         4,
-		QueueSize:             32,
-		UserRate:              10,
+		Fusion:         "weighted",
+		FusedWeight:    0.3,
+		BM25K1:         1.5,
+		BM25B:          0.75,
+		OllamaHost:     "http://127.0.0.1:11434",
+		LLMTimeout:     5 * time.Minute,
+		RequestTimeout: 90 * time.Second,
+		MaxConcurrent:  4,
+		QueueSize:      32,
+		UserRate:       10,
 
 		ResumeMaxAge:      15 * time.Minute,
 		QueryLogRetention: 90 * 24 * time.Hour,
@@ -288,12 +280,6 @@ func (c *Config) Validate() error {
 	}
 	if c.FusedWeight < 0 || c.FusedWeight > 1 {
 		errs = append(errs, fmt.Errorf("FOOTNOTE_FUSED_WEIGHT=%g: want 0 to 1", c.FusedWeight))
-	}
-	if c.LexicalWeight < 0 || c.LexicalWeight > 1 {
-		errs = append(errs, fmt.Errorf("FOOTNOTE_LEXICAL_WEIGHT=%g: want 0 to 1", c.LexicalWeight))
-	}
-	if c.SentenceLexicalWeight < 0 || c.SentenceLexicalWeight > 1 {
-		errs = append(errs, fmt.Errorf("FOOTNOTE_SENTENCE_LEXICAL_WEIGHT=%g: want 0 to 1", c.SentenceLexicalWeight))
 	}
 	if c.DocWeight < 0 || c.DocWeight > 1 {
 		errs = append(errs, fmt.Errorf("FOOTNOTE_DOC_WEIGHT=%g: want 0 to 1", c.DocWeight))

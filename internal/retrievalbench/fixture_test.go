@@ -270,8 +270,7 @@ func (f *fixture) pipeline(tb testing.TB, reranked bool) *rag.Pipeline {
 
 // defaultPipeline returns the pipeline `footnote serve` builds with its default settings
 // (cmd/footnote Defaults: bge-small, hybrid with weighted fusion, 20 candidates per retriever,
-// rerank top 15, top 5, score cut 0.2 with drop-off 0.35, document prior 0.8, fused prior 0.3,
-// lexical weights 0.3 for passages and sentences,
+// rerank top 10, top 5, score cut 0.2 with drop-off 0.35, document prior 0.8, fused prior 0.3,
 // extractive answers). Keep it in
 // step with Defaults: the floors of TestDevSetFloors hold the default configuration.
 func (f *fixture) defaultPipeline(tb testing.TB) *rag.Pipeline {
@@ -299,17 +298,15 @@ func (f *fixture) defaultConfig() rag.Config {
 			}
 			return bm25.NewQueryEncoder(bm25.Params{K1: 1.5, B: 0.75}, st.Chunks, st.DF), nil
 		},
-		Reranker:              f.reranker,
-		Candidates:            20,
-		RerankTop:             15,
-		TopK:                  5,
-		MinScore:              0.2,
-		MaxGap:                0.35,
-		Fusion:                rag.Fusion{Method: "weighted", K: 60},
-		DocWeight:             0.8,
-		FusedWeight:           0.3,
-		LexicalWeight:         0.3,
-		SentenceLexicalWeight: 0.3,
+		Reranker:    f.reranker,
+		Candidates:  20,
+		RerankTop:   10,
+		TopK:        5,
+		MinScore:    0.2,
+		MaxGap:      0.35,
+		Fusion:      rag.Fusion{Method: "weighted", K: 60},
+		DocWeight:   0.8,
+		FusedWeight: 0.3,
 	}
 	if e, ok := f.embedders[0].(*onnx.Embedder); ok {
 		cfg.CountTokens = e.CountTokens

@@ -341,7 +341,7 @@ func TestTuneDevSet(t *testing.T) {
 	}
 }
 
-// tuneOverrides applies $FOOTNOTE_TUNE_SET ("lex=0.3,slex=0.2,min=0.25") to the default
+// tuneOverrides applies $FOOTNOTE_TUNE_SET ("min=0.25,top=15,doc=0.5") to the default
 // pipeline's settings, so TestTuneDevSet can try one candidate setting per run. The floors
 // test never reads it (it fails when the variable is set).
 func tuneOverrides(tb testing.TB, cfg *rag.Config) {
@@ -359,10 +359,6 @@ func tuneOverrides(tb testing.TB, cfg *rag.Config) {
 			tb.Fatalf("FOOTNOTE_TUNE_SET: %s: %v", kv, err)
 		}
 		switch k {
-		case "lex":
-			cfg.LexicalWeight = x
-		case "slex":
-			cfg.SentenceLexicalWeight = x
 		case "min":
 			cfg.MinScore = x
 		case "gap":

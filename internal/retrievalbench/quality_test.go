@@ -57,56 +57,66 @@ func TestQuality(t *testing.T) {
 	}
 }
 
-// The development set of rag/eval/testdata (see its README): the floors hold the
-// reporting half.
-var (
-	reportHalf = filepath.Join("..", "..", "rag", "eval", "testdata", "report.jsonl")
-	floorsFile = filepath.Join("..", "..", "rag", "eval", "testdata", "floors.json")
-)
+// The reporting sets of rag/eval/testdata (see its README), each with the floors CI holds
+// it to.
+var reportSets = []struct{ questions, floors string }{
+	{filepath.Join("..", "..", "rag", "eval", "testdata", "report.jsonl"), filepath.Join("..", "..", "rag", "eval", "testdata", "floors.json")},
+	{filepath.Join("..", "..", "rag", "eval", "testdata", "report2.jsonl"), filepath.Join("..", "..", "rag", "eval", "testdata", "floors2.json")},
+}
 
-// TestDevSetFloors answers the reporting half of the development set with the default
-// configuration (hybrid, extractive answers) and fails when a figure breaks a limit of
-// rag/eval/testdata/floors.json: near misses and off-topic questions refused, false
-// refusals, an expected paper/page retrieved and cited, follow-up turns citing the expected
-// paper, citation validity, grounding support. FOOTNOTE_EVAL_JSON=path also writes the
-// report; FOOTNOTE_EVAL_FLOORS=path writes floors at the measured figures minus 0.05.
+// TestDevSetFloors answers each reporting set of the development set with the default
+// configuration (hybrid, extractive answers) and fails when a figure breaks a limit of its
+// floors file: near misses and off-topic questions refused, false refusals, an expected
+// paper/page retrieved and cited, follow-up turns citing the expected paper, citation
+// validity, grounding support. FOOTNOTE_EVAL_JSON=dir also writes each report there, and
+// FOOTNOTE_EVAL_FLOORS=dir floors at the measured figures minus 0.05, named as the floors
+// files.
 func TestDevSetFloors(t *testing.T) {
 	if testing.Short() {
-		t.Skip("skipping: answers the reporting half of the development set on the whole corpus (minutes on two cores)")
+		t.Skip("skipping: answers the reporting sets of the development set on the whole corpus (minutes on two cores)")
 	}
 	f := corpus(t)
-	qs, err := eval.LoadQuestionsFile(reportHalf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fl, err := eval.LoadFloors(floorsFile)
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := f.defaultPipeline(t)
-	rep, err := eval.Run(t.Context(), eval.Config{Retrieve: p.Retrieve, Ask: p.Ask, Methods: []string{fl.Method}}, qs)
-	if err != nil {
-		t.Fatalf("eval.Run: %v", err)
-	}
-	var buf bytes.Buffer
-	if err := rep.WriteTable(&buf); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("reporting half, default configuration; reranker %s\n%s", f.rerankBy, buf.String())
-	if path := os.Getenv("FOOTNOTE_EVAL_JSON"); path != "" {
-		js, _ := json.MarshalIndent(rep, "", "  ")
-		if err := os.WriteFile(path, js, 0o644); err != nil {
-			t.Error(err)
-		}
-	}
-	if path := os.Getenv("FOOTNOTE_EVAL_FLOORS"); path != "" {
-		js, _ := json.MarshalIndent(eval.Suggest(rep.Methods[0], 0.05), "", "  ")
-		if err := os.WriteFile(path, append(js, '\n'), 0o644); err != nil {
-			t.Error(err)
-		}
-	}
-	for _, b := range fl.Check(rep) {
-		t.Error(b)
+	for _, set := range reportSets {
+		t.Run(filepath.Base(set.questions), func(t *testing.T) {
+			qs, err := eval.LoadQuestionsFile(set.questions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The floors files hold the default method.
+			rep, err := eval.Run(t.Context(), eval.Config{Retrieve: p.Retrieve, Ask: p.Ask, Methods: []string{rag.MethodHybrid}}, qs)
+			if err != nil {
+				t.Fatalf("eval.Run: %v", err)
+			}
+			var buf bytes.Buffer
+			if err := rep.WriteTable(&buf); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s, default configuration; reranker %s\n%s", filepath.Base(set.questions), f.rerankBy, buf.String())
+			name := strings.TrimSuffix(filepath.Base(set.questions), ".jsonl")
+			if dir := os.Getenv("FOOTNOTE_EVAL_JSON"); dir != "" {
+				js, _ := json.MarshalIndent(rep, "", "  ")
+				if err := os.WriteFile(filepath.Join(dir, name+".json"), js, 0o644); err != nil {
+					t.Error(err)
+				}
+			}
+			if dir := os.Getenv("FOOTNOTE_EVAL_FLOORS"); dir != "" {
+				js, _ := json.MarshalIndent(eval.Suggest(rep.Methods[0], 0.05), "", "  ")
+				if err := os.WriteFile(filepath.Join(dir, filepath.Base(set.floors)), append(js, '\n'), 0o644); err != nil {
+					t.Error(err)
+				}
+			}
+			fl, err := eval.LoadFloors(set.floors)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fl.Method != rag.MethodHybrid {
+				t.Fatalf("%s holds %s; the default method is %s", set.floors, fl.Method, rag.MethodHybrid)
+			}
+			for _, b := range fl.Check(rep) {
+				t.Error(b)
+			}
+		})
 	}
 }
 

@@ -62,6 +62,7 @@ func TestQuality(t *testing.T) {
 var reportSets = []struct{ questions, floors string }{
 	{filepath.Join("..", "..", "rag", "eval", "testdata", "report.jsonl"), filepath.Join("..", "..", "rag", "eval", "testdata", "floors.json")},
 	{filepath.Join("..", "..", "rag", "eval", "testdata", "report2.jsonl"), filepath.Join("..", "..", "rag", "eval", "testdata", "floors2.json")},
+	{filepath.Join("..", "..", "rag", "eval", "testdata", "report3.jsonl"), filepath.Join("..", "..", "rag", "eval", "testdata", "floors3.json")},
 }
 
 // TestDevSetFloors answers each reporting set of the development set with the default

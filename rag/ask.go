@@ -95,6 +95,15 @@ func (p *Pipeline) ask(ctx context.Context, q Question, fn func(delta string) er
 		r.Hits = sameDocs(r.Hits, steered, false)
 	}
 	g := p.gate(ctx, q.Text, hitChunks(r.Hits), hitChunks(r.Candidates))
+	if g.refused() && len(g.absent) > 0 {
+		if extra := p.completeEvidence(ctx, rq, r.Hits, g); len(extra) > 0 {
+			hits := append(slices.Clone(r.Hits[:min(len(r.Hits), max(p.cfg.TopK-len(extra), 1))]), extra...)
+			if g2 := p.gate(ctx, q.Text, hitChunks(hits), hitChunks(r.Candidates)); !g2.refused() {
+				p.log.Debug("evidence completed", "query", query, "absent", g.missing, "added", len(extra))
+				r.Hits, g = hits, g2
+			}
+		}
+	}
 	if g.refused() {
 		p.log.Debug("evidence gate refused", "query", query, "missing", g.missing, "coverage", g.coverage)
 		ans.Missing = g.missing

@@ -73,7 +73,7 @@ func (p *Pipeline) extractive(ctx context.Context, query string, sources []Sourc
 	how := p.scoreSentences(ctx, query, cands)
 	blendSourceRank(cands, sources)
 	if quantity {
-		preferQuantities(cands)
+		preferQuantities(cands, askedUnits(query))
 	}
 	picked := continueSentences(pickSentences(cands), all)
 	p.log.Debug("extractive answer", "scorer", how, "candidates", len(cands), "picked", len(picked))
@@ -124,7 +124,7 @@ func (p *Pipeline) shortlist(query string, cands []sentence, sources []Source, q
 	}
 	blendSourceRank(pre, sources)
 	if quantity {
-		preferQuantities(pre)
+		preferQuantities(pre, askedUnits(query))
 	}
 	idx := make([]int, len(pre))
 	for i := range idx {
@@ -178,9 +178,10 @@ var (
 	// quantityQuestion asks for a number: "How many …", "what batch size …", "For how
 	// many epochs?".
 	quantityQuestion = regexp.MustCompile(`(?i)\bhow (many|much|long|large|big|small|fast|far|often|high|low|deep|wide)\b|\b(number|size|rate|ratio|values?|percentage|accuracy|score|f1|bleu|epochs?|steps|dimensions?|dimensionality)\b`)
-	// notQuantity is a number that states no quantity: a year, a reference to a table,
+	// notQuantity is a number that states no quantity: a year (1950–2039: 2048 is a batch
+	// size), a reference to a table,
 	// figure, section or equation, a list's "(1)".
-	notQuantity = regexp.MustCompile(`(?i)\b(19|20)\d\d[a-z]?\b|\b(table|figure|fig\.|section|sec\.|appendix|eq\.|equation|algorithm)\s*\(?[a-z]?\d+(\.\d+)*|\(\d{1,2}\)`)
+	notQuantity = regexp.MustCompile(`(?i)\b(19[5-9]\d|20[0-3]\d)[a-z]?\b|\b(table|figure|fig\.|section|sec\.|appendix|eq\.|equation|algorithm)\s*\(?[a-z]?\d+(\.\d+)*|\(\d{1,2}\)`)
 	digit       = regexp.MustCompile(`\d`)
 )
 
@@ -193,17 +194,90 @@ func statesQuantity(s string) bool {
 	return digit.MatchString(notQuantity.ReplaceAllString(s, ""))
 }
 
-// preferQuantities lifts the sentences that state a quantity by quantityBonus. Asked
-// "How many Wikipedia articles remain after filtering?", the embedder prefers the
-// sentence introducing the system over the Wikipedia dump to the one that counts the
-// articles; the answer type — a number — tells them apart. A sentence scoring 0 (the
-// weakest) stays out.
-func preferQuantities(cands []sentence) {
+// preferQuantities lifts the sentences that state a quantity by quantityBonus, and those
+// stating it next to what the question counts or measures (units, from askedUnits) by as
+// much again. Asked "How many Wikipedia articles remain after filtering?", the embedder
+// prefers the sentence introducing the system over the Wikipedia dump to the one that
+// counts the articles; the answer type — a number of articles — tells them apart. A
+// sentence scoring 0 (the weakest) stays out.
+func preferQuantities(cands []sentence, units []string) {
+	near := make([]bool, len(cands))
+	anyNear := false
 	for i, c := range cands {
-		if c.score > 0 && statesQuantity(c.text) {
+		near[i] = len(units) > 0 && c.score > 0 && numberNear(c.text, units, unitWindow)
+		anyNear = anyNear || near[i]
+	}
+	for i, c := range cands {
+		switch {
+		case c.score <= 0:
+		case near[i]:
+			cands[i].score += 2 * quantityBonus
+		case !anyNear && statesQuantity(c.text):
+			// Nothing states a number next to what is asked: any number may be it.
 			cands[i].score += quantityBonus
 		}
 	}
+}
+
+// unitWindow is how many words from a number what it counts may stand ("5,075,182
+// articles", "a batch size of 4M tokens").
+const unitWindow = 6
+
+// timeUnits are what "how long" asks for.
+var timeUnits = []string{"day", "hour", "week", "month", "minut", "second", "step", "epoch"}
+
+// askedUnits returns the stems of what a quantity question counts or measures: the
+// content words after "how many" / "how much" ("Wikipedia articles"), the measured noun
+// after "what" or "which" ("learning rate", "batch size"), or units of time for "how
+// long". Nil when the question asks for no quantity.
+func askedUnits(query string) []string {
+	if !asksQuantity(query) {
+		return nil
+	}
+	ws := words(query)
+	var out []string
+	for i, w := range ws {
+		switch {
+		case w == "how" && i+1 < len(ws) && ws[i+1] == "long":
+			out = append(out, timeUnits...)
+		case w == "how" && i+1 < len(ws) && (ws[i+1] == "many" || ws[i+1] == "much"):
+			for j, n := i+2, 0; j < len(ws) && n < 3; j++ {
+				if stopwords[ws[j]] || questionWords[ws[j]] || references[ws[j]] {
+					if n > 0 {
+						break
+					}
+					continue
+				}
+				out = append(out, stemOf(ws[j]))
+				n++
+			}
+		case quantityNoun.MatchString(w) && askedAbout(ws, i):
+			out = append(out, stemOf(w))
+		}
+	}
+	return out
+}
+
+// numberNear reports a number (not a year or a reference) within window words of a word
+// whose stem is one of stems.
+func numberNear(text string, stems []string, window int) bool {
+	ws := lexicalWords(notQuantity.ReplaceAllString(text, " "))
+	var nums, at []int
+	for i, w := range ws {
+		if w[0] >= '0' && w[0] <= '9' {
+			nums = append(nums, i)
+		} else if slices.Contains(stems, stemOf(w)) {
+			at = append(at, i)
+		}
+	}
+	for _, a := range at {
+		for _, n := range nums {
+			if n-a <= window && a-n <= window {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // scoreSentences sets each candidate's score and returns the scorer's name.
@@ -403,6 +477,23 @@ var (
 // isJunk reports whether a sentence is unfit for an extractive answer: extraction noise
 // (U+FFFD, equations, tables of numbers), a fragment cut by a chunk boundary, a figure or
 // table caption, a reference-list entry, or too short or long to read as one claim.
+// readsAsProse reports a sentence whose symbols and numbers sit among enough ordinary
+// words to be read: "We used the Adam optimizer with β1 = 0.9, β2 = 0.98 and ϵ = 10−9." is
+// the sentence a question about hyperparameters wants, though a third of it is digits and
+// signs; a table row or an equation has few words.
+func readsAsProse(s string) bool {
+	fs := strings.Fields(s)
+	n := 0
+	for _, f := range fs {
+		if proseWord.MatchString(f) {
+			n++
+		}
+	}
+	return n >= 6 && float64(n) >= 0.4*float64(len(fs))
+}
+
+var proseWord = regexp.MustCompile(`^[("“]?\p{L}\p{Ll}+[,.;:)"”]?$`)
+
 func isJunk(s string) bool {
 	if strings.ContainsRune(s, utf8.RuneError) {
 		return true
@@ -432,7 +523,7 @@ func isJunk(s string) bool {
 		}
 	}
 	all := letters + digits + other
-	if float64(letters)/float64(all) < 0.75 || float64(digits)/float64(all) > 0.2 {
+	if (float64(letters)/float64(all) < 0.75 || float64(digits)/float64(all) > 0.2) && !readsAsProse(s) {
 		return true // equations, numbers, symbol soup
 	}
 	if captionStart.MatchString(s) || refListStart.MatchString(s) || panelLabel.MatchString(s) {
@@ -441,7 +532,7 @@ func isJunk(s string) bool {
 	if urlPattern.MatchString(s) || danglingEnd.MatchString(last) {
 		return true // links, and sentences left dangling by a removed citation ("such as.")
 	}
-	signals := len(bibliographic.FindAllString(s, 3))
+	signals := bibliographicSignals(s)
 	if yearPattern.MatchString(s) {
 		signals++
 	}
@@ -493,4 +584,39 @@ func continueSentences(picked, all []sentence) []sentence {
 		}
 	}
 	return picked
+}
+
+// bibliographicSignals counts the different bibliographic markers of s, at most three:
+// links count once, so a paragraph pointing to its code and its demo ("… can be found at
+// https://github.com/… and https://huggingface.co/…") is not a reference entry.
+func bibliographicSignals(s string) int {
+	seen := map[string]bool{}
+	for _, m := range bibliographic.FindAllString(s, 6) {
+		k := strings.ToLower(m)
+		if strings.HasPrefix(k, "http") {
+			k = "http"
+		}
+		seen[k] = true
+	}
+	return min(len(seen), 3)
+}
+
+// quantityNoun is what a question asking for a quantity measures: "What peak learning
+// rate …", "What batch size …", "How many layers …".
+var quantityNoun = regexp.MustCompile(`(?i)^(rate|size|epochs?|steps|dimensions?|dimensionality|temperature|layers|heads|margin|decay|dropout|warmup|vocabulary)$`)
+
+// askedAbout reports whether the i-th word is what the question asks for: within four
+// words after "what" or "which", or two after "how many" / "how much" ("What peak learning
+// rate …", "How many layers …"), not a word describing something else ("How is a
+// fixed-size vector obtained?").
+func askedAbout(ws []string, i int) bool {
+	for j := max(0, i-4); j < i; j++ {
+		switch {
+		case ws[j] == "what" || ws[j] == "which":
+			return true
+		case ws[j] == "how" && j+1 < i && (ws[j+1] == "many" || ws[j+1] == "much") && i-j <= 3:
+			return true
+		}
+	}
+	return false
 }

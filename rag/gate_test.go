@@ -33,6 +33,11 @@ func TestQuestionItems(t *testing.T) {
 		{"What is self-attention?", nil},
 		{"WHAT IS SELF-ATTENTION USED FOR?", nil},
 		{"Transformers use multi-head attention, why?", nil},
+		// A possessive ends a name, and is dropped from one.
+		{"DPR's FAISS index is built on which graph method?", []string{"DPR", "FAISS"}},
+		{"What accuracy does GPT-2 get on the Children's Book Test?", []string{"GPT-2", "Children Book Test"}},
+		// Authors are not what a passage names.
+		{"Which LoRA rank did Wang et al. use for E5-mistral-7b?", []string{"LoRA", "E5-mistral-7b"}},
 	}
 	for _, c := range cases {
 		if got := hard(c.q); !slices.Equal(got, c.want) {
@@ -207,5 +212,63 @@ func TestGateUnseenWords(t *testing.T) {
 	g = p.gate(t.Context(), "How many attention heads sit in each Transformer layer, and what accuracy?", []Chunk{gateFill}, nil)
 	if g.refused() {
 		t.Errorf("gate refused a paraphrase: %+v", g)
+	}
+}
+
+func TestIsReferenceLinks(t *testing.T) {
+	body := "We also compress the document index using FAISS's compression tools, reducing the CPU memory requirement to 36GB. " +
+		"Scripts can be found at https://github.com/huggingface/transformers/ and a demo at https://huggingface.co/rag/"
+	if isReference(body) {
+		t.Errorf("a paragraph linking its code and demo is not a reference entry: %q", body)
+	}
+	entry := "Vladimir Karpukhin, Barlas Oguz, Sewon Min. 2020. Dense passage retrieval for open-domain question answering. arXiv preprint arXiv:2004.04906."
+	if !isReference(entry) {
+		t.Errorf("a reference entry was not recognised: %q", entry)
+	}
+}
+
+func TestEvidenceIndexPossessive(t *testing.T) {
+	ix := newEvidenceIndex("GPT-2 reaches 93.3% on the common nouns of the Children’s Book Test (CBT).")
+	for _, q := range []string{"Children Book Test", "Children's Book Test"} {
+		it := questionItems("What does GPT-2 get on the " + q + "?")[1]
+		if !ix.covers(it) {
+			t.Errorf("%q (item %q) not found in a passage naming the Children’s Book Test", q, it.text)
+		}
+	}
+}
+
+var (
+	compRAG = Chunk{ID: "rag1", DocID: "rag", Title: "Retrieval-Augmented Generation for Knowledge-Intensive NLP Tasks",
+		Text: "We keep the document encoder fixed and only fine-tune the query encoder and the generator, so the index is never rebuilt."}
+	compREALM = Chunk{ID: "realm1", DocID: "realm", Title: "REALM: Retrieval-Augmented Language Model Pre-Training",
+		Text: "REALM refreshes the document index asynchronously during pre-training and updates the document encoder."}
+)
+
+// A name the kept paper uses in a passage the retrieval did not keep completes the
+// evidence with that passage; another paper is not searched for a missing name.
+func TestCompleteEvidenceSamePaper(t *testing.T) {
+	appendix := Chunk{ID: "rag2", DocID: "rag", Title: compRAG.Title,
+		Text: "We store the document index vectors on CPU, requiring 100 GB of CPU memory for all of Wikipedia; RAG's compressed index needs 36 GB."}
+	corpus := []Chunk{compREALM, compRAG, appendix, gateGPT3, gateSBERT, gateFill, gateAdam}
+	p := gatePipeline(t, corpus)
+	q := Question{Text: "How much CPU memory does RAG's document index need?"}
+	kept := []Scored{{Hit: Hit{Chunk: compRAG}}}
+	g := p.gate(t.Context(), q.Text, hitChunks(kept), nil)
+	if len(g.absent) != 1 || g.absent[0].text != "CPU" {
+		t.Fatalf("gate absent %+v, want CPU", g.absent)
+	}
+	extra := p.completeEvidence(t.Context(), q, kept, g)
+	if len(extra) != 1 || extra[0].Chunk.ID != "rag2" {
+		t.Fatalf("completed with %+v, want the passage naming CPU", extra)
+	}
+	if g := p.gate(t.Context(), q.Text, hitChunks(append(kept, extra...)), nil); g.refused() {
+		t.Errorf("gate on the completed evidence refused: %+v", g)
+	}
+
+	q = Question{Text: "REALM refreshes its index during training while RAG does not; what does each do with its document encoder?"}
+	kept = []Scored{{Hit: Hit{Chunk: compREALM}}}
+	g = p.gate(t.Context(), q.Text, hitChunks(kept), nil)
+	if extra := p.completeEvidence(t.Context(), q, kept, g); len(extra) != 0 {
+		t.Errorf("completed from another paper (%s): only the kept papers are searched", extra[0].Chunk.DocID)
 	}
 }

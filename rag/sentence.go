@@ -209,3 +209,24 @@ func terms(s string) []string {
 	}
 	return out
 }
+
+// lexicalWords splits text into lower-case words as words does, with Greek letters spelled
+// out and letters split from digits, so that the "beta values" of a question meet the
+// "β1 = 0.9" of a paper, and "BERT-large" meets "BERTLARGE" no better or worse than "BERT".
+func lexicalWords(s string) []string {
+	var b strings.Builder
+	prev := rune(0)
+	for _, r := range strings.ToLower(s) {
+		if name, ok := greekNames[r]; ok {
+			b.WriteString(" " + name + " ")
+			prev = ' '
+			continue
+		}
+		if (unicode.IsDigit(r) && unicode.IsLetter(prev)) || (unicode.IsLetter(r) && unicode.IsDigit(prev)) {
+			b.WriteByte(' ')
+		}
+		b.WriteRune(r)
+		prev = r
+	}
+	return words(b.String())
+}

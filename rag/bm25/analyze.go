@@ -1,6 +1,7 @@
 package bm25
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,6 +30,48 @@ func Analyze(text string) []string {
 		}
 	}
 	return out
+}
+
+// analyzeQuery is Analyze for a query, plus each hyphenated compound of letters as one
+// term ("BERT-large" also gives "bertlarg"): papers set a model's variant as a subscript,
+// which text extraction glues on ("BERTLARGE"), and users write it with a hyphen. The
+// documents' terms are unchanged, so existing indexes need no rebuild.
+func analyzeQuery(text string) []string {
+	out := Analyze(text)
+	for _, f := range strings.Fields(text) {
+		f = strings.Trim(f, ".,;:!?()[]{}\"'“”‘’")
+		parts := strings.Split(f, "-")
+		if len(parts) < 2 || len(parts) > 3 {
+			continue
+		}
+		letters := true
+		for _, p := range parts {
+			letters = letters && p != "" && latinWord(strings.ToLower(p)) && !strings.Contains(p, "'")
+		}
+		if !letters {
+			continue
+		}
+		if t := term(strings.Join(parts, "")); t != "" && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	// "tau", "beta2": papers write the letter ("τ = 0.02", "β2 = 0.98").
+	for _, w := range Analyze(text) {
+		name := strings.TrimRight(w, "0123456789")
+		for _, g := range greekLetters[name] {
+			if t := term(g + w[len(name):]); t != "" && !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// greekLetters are the letters papers name hyperparameters with, by their English names.
+var greekLetters = map[string][]string{
+	"alpha": {"α"}, "beta": {"β"}, "gamma": {"γ"}, "delta": {"δ"}, "epsilon": {"ϵ", "ε"},
+	"eta": {"η"}, "theta": {"θ"}, "lambda": {"λ"}, "mu": {"μ"}, "rho": {"ρ"}, "sigma": {"σ"},
+	"tau": {"τ"},
 }
 
 // term normalises one segmented word; "" means drop it.

@@ -123,7 +123,7 @@ func NewQueryEncoder(p Params, n int, df map[uint32]int) *QueryEncoder {
 // QueryTerms returns the distinct hashed terms of a query, ascending: the terms whose
 // document frequencies EncodeQuery looks up, so a store can be asked for just these.
 func QueryTerms(text string) []uint32 {
-	return countTerms(Analyze(text)).Indices
+	return countTerms(analyzeQuery(text)).Indices
 }
 
 // EncodeQuery returns the query's sparse vector: each distinct analysed term weighted by
@@ -131,7 +131,7 @@ func QueryTerms(text string) []uint32 {
 // vector is the BM25 score. Terms absent from the corpus still get an IDF; they match
 // nothing, so it does no harm.
 func (e *QueryEncoder) EncodeQuery(text string) rag.SparseVector {
-	v := countTerms(Analyze(text))
+	v := countTerms(analyzeQuery(text))
 	for i, idx := range v.Indices {
 		v.Values[i] = float32(float64(v.Values[i]) * IDF(e.n, e.df[idx]))
 	}

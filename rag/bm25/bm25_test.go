@@ -232,3 +232,37 @@ func TestParamsCheck(t *testing.T) {
 		t.Errorf("unreadable setting: %v", err)
 	}
 }
+
+// A query's hyphenated variant meets the glued spelling text extraction gives a subscript
+// ("BERTLARGE"); the document side is analysed as before.
+func TestQueryJoinsHyphenatedVariants(t *testing.T) {
+	q := QueryTerms("How many layers does BERT-large have?")
+	doc := countTerms(Analyze("BERTLARGE (L=24, H=1024, A=16)")).Indices
+	found := false
+	for _, d := range doc {
+		found = found || slices.Contains(q, d)
+	}
+	if !found {
+		t.Errorf("query terms %v share nothing with BERTLARGE's %v", q, doc)
+	}
+	if got := Analyze("BERT-large"); slices.Contains(got, "bertlarg") {
+		t.Errorf("documents are analysed as before; got %v", got)
+	}
+	if got := analyzeQuery("self-attention in state-of-the-art GPT-3"); slices.Contains(got, "gpt3") || !slices.Contains(got, "selfattent") {
+		t.Errorf("analyzeQuery = %v: want letters-only compounds of two or three parts joined", got)
+	}
+}
+
+// A question's "tau" and "beta2" meet the paper's "τ" and "β2".
+func TestQueryGreekLetters(t *testing.T) {
+	q := QueryTerms("What temperature tau and beta2 were used?")
+	for _, doc := range []string{"the temperature τ = 0.02", "β2 = 0.98"} {
+		found := false
+		for _, d := range countTerms(Analyze(doc)).Indices {
+			found = found || (slices.Contains(q, d) && d != countTerms(Analyze("temperature")).Indices[0])
+		}
+		if !found {
+			t.Errorf("query terms share no Greek letter with %q", doc)
+		}
+	}
+}

@@ -15,26 +15,33 @@ import (
 	"github.com/footnote-dev/footnote/rag/bm25"
 )
 
-// TestSparseSourcePerQuery checks that encoding a question with the statistics of its own
-// terms (the question path) gives exactly the vector the full statistics give.
-func TestSparseSourcePerQuery(t *testing.T) {
-	ctx := t.Context()
-	st, err := embedded.Open(ctx, embedded.Config{Dir: t.TempDir()})
+// statsStore is an embedded store holding one document whose chunks are the texts, with
+// their BM25 statistics.
+func statsStore(t *testing.T, texts ...string) *embedded.Store {
+	t.Helper()
+	st, err := embedded.Open(t.Context(), embedded.Config{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	texts := []string{"Attention is all you need for translation.", "Retrieval augmented generation over Wikipedia.",
-		"Attention heads in retrieval models.", "Masked language modelling pre-training."}
+	t.Cleanup(func() { st.Close() })
 	var chunks []index.EncodedChunk
 	for i, text := range texts {
 		tf, n := bm25.Count(text)
 		chunks = append(chunks, index.EncodedChunk{Chunk: rag.Chunk{ID: string(rune('a' + i)), Text: text},
 			Sparse: bm25.Params{}.Document(tf, n, 6), Terms: n})
 	}
-	if err := st.Replace(ctx, rag.Document{ID: "d"}, chunks); err != nil {
+	if err := st.Replace(t.Context(), rag.Document{ID: "d"}, chunks); err != nil {
 		t.Fatal(err)
 	}
+	return st
+}
+
+// TestSparseSourcePerQuery checks that encoding a question with the statistics of its own
+// terms (the question path) gives exactly the vector the full statistics give.
+func TestSparseSourcePerQuery(t *testing.T) {
+	ctx := t.Context()
+	st := statsStore(t, "Attention is all you need for translation.", "Retrieval augmented generation over Wikipedia.",
+		"Attention heads in retrieval models.", "Masked language modelling pre-training.")
 	full, err := st.Stats(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -85,16 +92,7 @@ func (c *countingStats) QueryStats(ctx context.Context, terms []uint32) (int, ma
 // read is a round trip).
 func TestTermEncoderReadsEachTermOnce(t *testing.T) {
 	ctx := t.Context()
-	st, err := embedded.Open(ctx, embedded.Config{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	tf, n := bm25.Count("Attention is all you need for translation.")
-	if err := st.Replace(ctx, rag.Document{ID: "d"}, []index.EncodedChunk{{Chunk: rag.Chunk{ID: "a", Text: "x"},
-		Sparse: bm25.Params{}.Document(tf, n, 6), Terms: n}}); err != nil {
-		t.Fatal(err)
-	}
+	st := statsStore(t, "Attention is all you need for translation.")
 	cs := &countingStats{QueryStatser: st}
 	e := &termEncoder{ctx: ctx, st: cs, log: slog.New(slog.DiscardHandler)}
 	e.EncodeQuery("attention for translation")

@@ -60,10 +60,12 @@ func TestQuality(t *testing.T) {
 // The reporting sets of rag/eval/testdata (see its README), each with the floors CI holds
 // it to.
 var reportSets = []struct{ questions, floors string }{
-	{filepath.Join("..", "..", "rag", "eval", "testdata", "report.jsonl"), filepath.Join("..", "..", "rag", "eval", "testdata", "floors.json")},
-	{filepath.Join("..", "..", "rag", "eval", "testdata", "report2.jsonl"), filepath.Join("..", "..", "rag", "eval", "testdata", "floors2.json")},
-	{filepath.Join("..", "..", "rag", "eval", "testdata", "report3.jsonl"), filepath.Join("..", "..", "rag", "eval", "testdata", "floors3.json")},
+	{testdata("report.jsonl"), testdata("floors.json")},
+	{testdata("report2.jsonl"), testdata("floors2.json")},
+	{testdata("report3.jsonl"), testdata("floors3.json")},
 }
+
+func testdata(name string) string { return filepath.Join("..", "..", "rag", "eval", "testdata", name) }
 
 // TestDevSetFloors answers each reporting set of the development set with the default
 // configuration (hybrid, extractive answers) and fails when a figure breaks a limit of its

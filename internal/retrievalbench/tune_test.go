@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,7 +15,6 @@ import (
 	"time"
 
 	"github.com/footnote-dev/footnote/rag"
-	"github.com/footnote-dev/footnote/rag/bm25"
 	"github.com/footnote-dev/footnote/rag/eval"
 )
 
@@ -41,23 +41,9 @@ func (c tuneConfig) String() string {
 
 func (f *fixture) tunePipeline(tb testing.TB, c tuneConfig) *rag.Pipeline {
 	tb.Helper()
-	p, err := rag.New(rag.Config{
-		Searcher:  f.store,
-		Embedders: f.embedders[:1],
-		Sparse: func(ctx context.Context) (rag.SparseEncoder, error) {
-			st, err := f.store.Stats(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return bm25.NewQueryEncoder(bm25.Params{}, st.Chunks, st.DF), nil
-		},
-		Reranker:    f.reranker,
-		Candidates:  c.candidates,
-		RerankTop:   c.rerankTop,
-		DocWeight:   c.docWeight,
-		FusedWeight: c.fusedW,
-		Fusion:      c.fusion,
-	})
+	cfg := f.defaultConfig()
+	cfg.Candidates, cfg.RerankTop, cfg.DocWeight, cfg.FusedWeight, cfg.Fusion = c.candidates, c.rerankTop, c.docWeight, c.fusedW, c.fusion
+	p, err := rag.New(cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -197,7 +183,8 @@ func TestTuneDefaults(t *testing.T) {
 
 // TestTuneExtractive is a tuning tool like TestTuneDefaults: it answers the answerable
 // first turns of $FOOTNOTE_TUNE_QUESTIONS extractively with several sentence shortlist
-// sizes (rag.Config.SentenceCandidates; -1 scores every candidate) and logs how often an
+// sizes (rag.Config.SentenceCandidates; -1 scores every candidate) on the default
+// configuration and logs how often an
 // expected paper and an expected page are cited (a source's quoted Pages, else its
 // first page) and the composing time.
 func TestTuneExtractive(t *testing.T) {
@@ -214,22 +201,9 @@ func TestTuneExtractive(t *testing.T) {
 	tw := tabwriter.NewWriter(&b, 0, 0, 1, ' ', 0)
 	fmt.Fprintln(tw, "shortlist\t| answered\tcited paper\tcited page\tcompose p50\tcompose p95")
 	for _, limit := range []int{-1, 32, 24, 16, 12} {
-		p, err := rag.New(rag.Config{
-			Searcher:  f.store,
-			Embedders: f.embedders[:1],
-			Sparse: func(ctx context.Context) (rag.SparseEncoder, error) {
-				st, err := f.store.Stats(ctx)
-				if err != nil {
-					return nil, err
-				}
-				return bm25.NewQueryEncoder(bm25.Params{}, st.Chunks, st.DF), nil
-			},
-			Reranker:           f.reranker,
-			DocWeight:          0.8,
-			Fusion:             rag.Fusion{Method: "weighted"},
-			FusedWeight:        0.3,
-			SentenceCandidates: limit,
-		})
+		cfg := f.defaultConfig()
+		cfg.SentenceCandidates = limit
+		p, err := rag.New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -295,8 +269,8 @@ func TestTuneDevSet(t *testing.T) {
 	}
 	var qs []eval.Question
 	for _, path := range strings.Split(paths, ",") {
-		if strings.Contains(path, "report.jsonl") {
-			t.Fatalf("%s is the reporting half: tune on the tuning files only", path)
+		if strings.HasPrefix(filepath.Base(path), "report") {
+			t.Fatalf("%s is a reporting set: tune on the tuning files only", path)
 		}
 		q, err := eval.LoadQuestionsFile(path)
 		if err != nil {

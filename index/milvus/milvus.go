@@ -29,7 +29,8 @@
 // single-row write, atomic in Milvus: the new version becomes visible and the old one
 // invisible at once), then updates the BM25 statistics and deletes the old rows. Readers
 // see the old version or the new one, never a mix. The record stays flagged pending from
-// before the first write to after the last one, which is the statistics update: the changes of several writes (Config.StatsBatch) are merged in memory and written
+// before the first write to after the last one, which is the statistics update: the
+// changes of several writes (Config.StatsBatch) are merged in memory and written
 // together — document frequencies and corpus totals in the same upserts — before those
 // documents' pending flags are cleared. Until then readers through other Stores see the
 // statistics as they were before the batch (consistent with each other, a batch behind the

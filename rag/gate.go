@@ -603,6 +603,11 @@ func (p *Pipeline) gate(ctx context.Context, question string, kept, candidates [
 	if total > 0 {
 		res.coverage = covered / total
 	}
+	if miss := p.unstatedAttributes(ctx, question, subjectPapers(kept, res.holders), enc); len(miss) > 0 {
+		res.missing = itemTexts(miss)
+		res.explain = explainMissing(miss, nil)
+		return res
+	}
 	if res.coverage >= gateCoverage {
 		return res
 	}
@@ -746,12 +751,33 @@ func itemTexts(items []keyItem) []string {
 // BM25 search for it within those documents. Without BM25 it finds none.
 func (p *Pipeline) docsUsing(ctx context.Context, it keyItem, kept []Chunk, enc SparseEncoder) map[string]bool {
 	out := map[string]bool{}
-	if enc == nil {
-		return out
+	for id, k := range p.docMentions(ctx, it, kept, enc) {
+		// A passing mention (BERT's introduction names ImageNet once) is not the paper
+		// being about it.
+		if k >= rescueMentions {
+			out[id] = true
+		}
 	}
-	v := enc.EncodeQuery(it.text)
+	return out
+}
+
+// docMentions counts, per kept document, the passages (of the best rescueHits) that
+// contain the item. Without BM25, or when the search fails, it is nil.
+func (p *Pipeline) docMentions(ctx context.Context, it keyItem, kept []Chunk, enc SparseEncoder) map[string]int {
+	return p.docPassages(ctx, it.text, func(text string) bool { return newEvidenceIndex(text).covers(it) }, kept, enc)
+}
+
+// docPassages counts, per kept document, the passages among the best rescueHits that a
+// BM25 search for query finds within the kept documents and that match. It is nil when
+// there is nothing to search with or the search fails: the caller cannot tell absence
+// from failure then, and must not refuse on it.
+func (p *Pipeline) docPassages(ctx context.Context, query string, match func(text string) bool, kept []Chunk, enc SparseEncoder) map[string]int {
+	if enc == nil {
+		return nil
+	}
+	v := enc.EncodeQuery(query)
 	if len(v.Indices) == 0 {
-		return out
+		return nil
 	}
 	var ids []string
 	seen := map[string]bool{}
@@ -762,27 +788,20 @@ func (p *Pipeline) docsUsing(ctx context.Context, it keyItem, kept []Chunk, enc 
 		}
 	}
 	if len(ids) == 0 {
-		return out
+		return nil
 	}
 	hits, err := p.cfg.Searcher.Search(ctx, SearchRequest{Sparse: &v, Limit: rescueHits, Filter: Filter{DocIDs: ids}})
 	if err != nil {
-		p.log.Warn("evidence gate: search the kept documents", "item", it.text, "err", err)
-		return out
+		p.log.Warn("evidence gate: search the kept documents", "query", query, "err", err)
+		return nil
 	}
 	n := map[string]int{}
 	for _, h := range hits {
-		if seen[h.Chunk.DocID] && newEvidenceIndex(h.Chunk.Text).covers(it) {
+		if seen[h.Chunk.DocID] && match(h.Chunk.Text) {
 			n[h.Chunk.DocID]++
 		}
 	}
-	for id, k := range n {
-		// A passing mention (BERT's introduction names ImageNet once) is not the paper
-		// being about it.
-		if k >= rescueMentions {
-			out[id] = true
-		}
-	}
-	return out
+	return n
 }
 
 // explainApart says which names the passages hold only separately.

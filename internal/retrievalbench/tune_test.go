@@ -257,9 +257,14 @@ func TestTuneExtractive(t *testing.T) {
 	t.Logf("%s; reranker %s\n%s", path, f.rerankBy, b.String())
 }
 
+// spentReports are reporting sets that have already decided between the candidates they
+// were written for (rag/eval/testdata/README.md); they are tuning data for the next
+// candidate, which a fresh held-out set judges. Every other report*.jsonl is held out.
+var spentReports = map[string]bool{"report.jsonl": true, "report2.jsonl": true, "report3.jsonl": true}
+
 // TestTuneDevSet is a tuning tool like TestTuneDefaults: it answers the questions of
-// $FOOTNOTE_TUNE_QUESTIONS (comma-separated files of the tuning side, never the
-// reporting half) with the default pipeline, as TestDevSetFloors does, and logs the table
+// $FOOTNOTE_TUNE_QUESTIONS (comma-separated files of the tuning side, never a held-out
+// reporting set) with the default pipeline, as TestDevSetFloors does, and logs the table
 // and every turn that missed: a false refusal, an answerable turn citing no expected
 // paper or page, an unanswerable one answered. FOOTNOTE_EVAL_JSON=path writes the report.
 func TestTuneDevSet(t *testing.T) {
@@ -269,8 +274,8 @@ func TestTuneDevSet(t *testing.T) {
 	}
 	var qs []eval.Question
 	for _, path := range strings.Split(paths, ",") {
-		if strings.HasPrefix(filepath.Base(path), "report") {
-			t.Fatalf("%s is a reporting set: tune on the tuning files only", path)
+		if name := filepath.Base(path); strings.HasPrefix(name, "report") && !spentReports[name] {
+			t.Fatalf("%s is a held-out reporting set: tune on the tuning files only", path)
 		}
 		q, err := eval.LoadQuestionsFile(path)
 		if err != nil {

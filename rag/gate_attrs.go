@@ -1,0 +1,120 @@
+package rag
+
+import (
+	"context"
+	"strings"
+)
+
+// A question about a training setting the paper never reports ("What dropout rate did
+// the DSI authors use?") retrieves the paper's passages on training, which are similar
+// to the question and name the paper, so neither the score cut nor the name check
+// refuses it. Users of a research-paper bot ask such questions often, and the answer is
+// then a confident quote about something else. The gate therefore knows the settings
+// papers report about training and refuses a question about one when no kept paper
+// mentions it anywhere outside its references. It is deliberately lenient: any mention
+// in the paper passes, whether or not the passage states a value, so a question the paper
+// does answer is not refused for its wording.
+//
+// The list is the standard vocabulary of training hyperparameters, not names from the
+// corpus; each setting lists the words a question asks it by and the words a paper
+// reports it with.
+type attribute struct {
+	name   string   // as the refusal names it
+	asked  []string // a question asks about the setting with one of these
+	stated []string // a paper that reports the setting uses one of these
+}
+
+var attributes = []attribute{
+	{"learning rate", []string{"learning rate", "learning-rate"}, []string{"learning rate", "lr", "step size"}},
+	{"batch size", []string{"batch size", "batch sizes"}, []string{"batch", "minibatch"}},
+	{"dropout", []string{"dropout"}, []string{"dropout", "p drop"}},
+	{"weight decay", []string{"weight decay", "decay"}, []string{"decay", "l2"}},
+	{"label smoothing", []string{"smoothing"}, []string{"smoothing"}},
+	{"warmup", []string{"warmup", "warm up"}, []string{"warmup", "warm up"}},
+	{"gradient clipping", []string{"clip", "clipping", "gradient norm", "max norm"}, []string{"clip", "clipping", "gradient norm", "max norm", "maxnorm"}},
+	{"temperature", []string{"temperature"}, []string{"temperature"}},
+	{"momentum", []string{"momentum"}, []string{"momentum"}},
+	{"epsilon", []string{"epsilon"}, []string{"epsilon", "eps"}},
+	{"epochs", []string{"epoch", "epochs"}, []string{"epoch"}},
+	{"optimizer", []string{"optimizer", "optimiser"}, []string{"optimizer", "optimiser", "adam", "adamw", "adafactor", "sgd", "gradient descent", "lamb", "rmsprop"}},
+	{"beam size", []string{"beam size", "beam width"}, []string{"beam"}},
+}
+
+// phraseItems turns phrases into items the evidence index can look up: a word by its stem
+// (so "epochs" finds "epoch") and by its letters ("warm-up" finds "warmup").
+func phraseItems(phrases []string) []keyItem {
+	var out []keyItem
+	for _, ph := range phrases {
+		out = append(out, keyItem{text: ph, key: squeeze(ph), hard: true})
+		if ts := terms(ph); len(ts) == 1 && !strings.Contains(ph, " ") {
+			out = append(out, keyItem{text: ph, key: squeeze(ph), stem: ts[0]})
+		}
+	}
+	return out
+}
+
+func coversAny(ix *evidenceIndex, items []keyItem) bool {
+	for _, it := range items {
+		if ix.covers(it) {
+			return true
+		}
+	}
+	return false
+}
+
+// unstatedAttributes returns the training settings the question asks about that no kept
+// paper mentions (see attribute). Without BM25 it cannot look through the papers and
+// returns none.
+func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept []Chunk, enc SparseEncoder) []keyItem {
+	if enc == nil {
+		return nil
+	}
+	q := newEvidenceIndex(question)
+	var missing []keyItem
+	for _, a := range attributes {
+		if !coversAny(q, phraseItems(a.asked)) {
+			continue
+		}
+		stated := phraseItems(a.stated)
+		inKept := false
+		for _, c := range kept {
+			inKept = inKept || coversAny(newEvidenceIndex(withoutReferences(c.Text)), stated)
+		}
+		if inKept {
+			continue
+		}
+		n := p.docPassages(ctx, strings.Join(a.stated, " "), func(text string) bool {
+			return coversAny(newEvidenceIndex(withoutReferences(text)), stated)
+		}, kept, enc)
+		if n != nil && len(n) == 0 {
+			missing = append(missing, keyItem{text: a.name, key: squeeze(a.name)})
+		}
+	}
+	return missing
+}
+
+// subjectPapers keeps the passages of the papers the question is about: those rated
+// highest by the names of the question they hold (gateResult.holders). A question on DSI's
+// dropout is about DSI even when a QLoRA passage on dropout was kept beside it.
+func subjectPapers(kept []Chunk, holders []int) []Chunk {
+	best := 0
+	for _, h := range holders {
+		best = max(best, h)
+	}
+	if best == 0 || len(holders) != len(kept) {
+		return kept
+	}
+	docs := map[string]bool{}
+	for i, h := range holders {
+		if h == best {
+			docs[kept[i].DocID] = true
+		}
+	}
+	var out []Chunk
+	for _, c := range kept {
+		if docs[c.DocID] {
+			out = append(out, c)
+		}
+	}
+	return out
+}

@@ -29,7 +29,7 @@ var attributes = []attribute{
 	{"batch size", []string{"batch size", "batch sizes"}, []string{"batch", "minibatch"}},
 	{"dropout", []string{"dropout"}, []string{"dropout", "p drop"}},
 	{"weight decay", []string{"weight decay", "decay"}, []string{"decay", "l2"}},
-	{"label smoothing", []string{"smoothing"}, []string{"smoothing"}},
+	{"label smoothing", []string{"smoothing"}, []string{"label smoothing"}},
 	{"warmup", []string{"warmup", "warm up"}, []string{"warmup", "warm up"}},
 	{"gradient clipping", []string{"clip", "clipping", "gradient norm", "max norm"}, []string{"clip", "clipping", "gradient norm", "max norm", "maxnorm"}},
 	{"temperature", []string{"temperature"}, []string{"temperature"}},

@@ -16,7 +16,7 @@ import (
 // tune3.jsonl and tune4.jsonl, written later, give the tuning side more questions; the reporting
 // half stays as it was. report2.jsonl is a second, held-out reporting set written after
 // report.jsonl had been measured twice; report3.jsonl a third, written to decide on a second
-// candidate.
+// candidate; report5.jsonl a fresh held-out set written in session 4.
 const (
 	tuneFile    = "testdata/tune.jsonl"
 	reportFile  = "testdata/report.jsonl"
@@ -25,6 +25,7 @@ const (
 	tune4File   = "testdata/tune4.jsonl"
 	report2File = "testdata/report2.jsonl"
 	report3File = "testdata/report3.jsonl"
+	report5File = "testdata/report5.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -36,6 +37,7 @@ var laterBatches = map[string]map[string]int{
 	tune4File:   {"paraphrase": 7, "numeric": 9, "two-paper": 4, "followup": 4, "near-miss": 6, "off-topic": 2},
 	report2File: {"paraphrase": 7, "numeric": 9, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
 	report3File: {"paraphrase": 6, "numeric": 4, "two-paper": 2, "followup": 3, "near-miss": 12, "off-topic": 3},
+	report5File: {"paraphrase": 8, "numeric": 10, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -16,7 +16,8 @@ import (
 // tune3.jsonl and tune4.jsonl, written later, give the tuning side more questions; the reporting
 // half stays as it was. report2.jsonl is a second, held-out reporting set written after
 // report.jsonl had been measured twice; report3.jsonl a third, written to decide on a second
-// candidate; report4.jsonl a fourth, written in session 4 from the first 13 papers of MANIFEST.tsv.
+// candidate; report4.jsonl and report5.jsonl, written in session 4 (the first 13 papers of
+// MANIFEST.tsv and the other 12), judge the session-4 candidate.
 const (
 	tuneFile    = "testdata/tune.jsonl"
 	reportFile  = "testdata/report.jsonl"
@@ -26,6 +27,7 @@ const (
 	report2File = "testdata/report2.jsonl"
 	report3File = "testdata/report3.jsonl"
 	report4File = "testdata/report4.jsonl"
+	report5File = "testdata/report5.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -38,6 +40,7 @@ var laterBatches = map[string]map[string]int{
 	report2File: {"paraphrase": 7, "numeric": 9, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
 	report3File: {"paraphrase": 6, "numeric": 4, "two-paper": 2, "followup": 3, "near-miss": 12, "off-topic": 3},
 	report4File: {"paraphrase": 8, "numeric": 10, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
+	report5File: {"paraphrase": 8, "numeric": 10, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -94,7 +94,15 @@ func (p *Pipeline) ask(ctx context.Context, q Question, fn func(delta string) er
 	} else {
 		r.Hits = sameDocs(r.Hits, steered, false)
 	}
+	r.Hits = p.withNamedPapers(ctx, q.Text, query, r.Hits)
 	g := p.gate(ctx, q.Text, hitChunks(r.Hits), hitChunks(r.Candidates))
+	if g.refused() {
+		if hits, ok := p.withMissingFound(ctx, q.Text, query, r.Hits, g.missing); ok {
+			if g2 := p.gate(ctx, q.Text, hitChunks(hits), hitChunks(r.Candidates)); !g2.refused() {
+				r.Hits, g = hits, g2
+			}
+		}
+	}
 	if g.refused() {
 		p.log.Debug("evidence gate refused", "query", query, "missing", g.missing, "coverage", g.coverage)
 		ans.Missing = g.missing

@@ -382,7 +382,14 @@ func segWords(text string) (ws []string, brk []bool) {
 	var cur strings.Builder
 	pending := false
 	rs := []rune(strings.ToLower(text))
-	for i, r := range rs {
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		// A possessive is dropped as the question's tokenizer drops it: the question's
+		// "Children's Book Test" is the paper's "Children’s Book Test".
+		if (r == '\'' || r == '’') && cur.Len() > 0 && i+1 < len(rs) && rs[i+1] == 's' && (i+2 == len(rs) || !unicode.IsLetter(rs[i+2])) {
+			i++
+			continue
+		}
 		if name, ok := greekNames[r]; ok {
 			cur.WriteString(name)
 			continue

@@ -9,15 +9,28 @@ import (
 
 // trSearcher ranks a fixed corpus by the order given and honours Filter.DocIDs; global
 // lists the chunk ids an unfiltered search returns, so a paper can be absent from it.
+// With enc set, an unfiltered BM25-only search (the gate's and completion's searches for a
+// name) returns the chunks sharing a term with the query instead, as a store's would.
 type trSearcher struct {
 	corpus   map[string]Chunk
 	global   []string
 	searches []SearchRequest
+	enc      SparseEncoder
 }
 
 func (s *trSearcher) Search(_ context.Context, req SearchRequest) ([]Hit, error) {
 	s.searches = append(s.searches, req)
 	var out []Hit
+	if s.enc != nil && len(req.Dense) == 0 && req.Sparse != nil && len(req.Filter.DocIDs) == 0 {
+		for _, id := range slices.Sorted(mapsKeys(s.corpus)) {
+			c := s.corpus[id]
+			v := s.enc.EncodeQuery(c.Title + " " + c.Text)
+			if slices.ContainsFunc(req.Sparse.Indices, func(i uint32) bool { return slices.Contains(v.Indices, i) }) {
+				out = append(out, Hit{Chunk: c, Score: 1})
+			}
+		}
+		return out, nil
+	}
 	if len(req.Filter.DocIDs) == 0 {
 		for i, id := range s.global {
 			out = append(out, Hit{Chunk: s.corpus[id], Score: 1 / float64(61+i)})

@@ -1,0 +1,104 @@
+package rag
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestTitleNames(t *testing.T) {
+	cases := []struct {
+		title, item string
+		want        bool
+	}{
+		{"Dense Passage Retrieval for Open-Domain Question Answering", "DPR", true},
+		{"Retrieval-Augmented Generation for Knowledge-Intensive NLP Tasks", "RAG", true},
+		{"BERT: Pre-training of Deep Bidirectional Transformers", "BERT", true},
+		{"DistilBERT, a distilled version of BERT: smaller, faster", "DistilBERT", true},
+		// A title that merely uses the name does not name the paper.
+		{"RoBERTa: A Robustly Optimized BERT Pretraining Approach", "BERT", false},
+		{"DistilBERT, a distilled version of BERT: smaller, faster", "BERT", false},
+		{"Exploring the Limits of Transfer Learning with a Unified Text-to-Text Transformer", "T5", false},
+	}
+	for _, c := range cases {
+		it := keyItem{text: c.item, key: squeeze(c.item), hard: true, acro: isAcronym(c.item)}
+		if got := titleNames(c.title, it); got != c.want {
+			t.Errorf("titleNames(%q, %q) = %v, want %v", c.title, c.item, got, c.want)
+		}
+	}
+}
+
+// completionPipeline extends trCorpus with papers an unfiltered search never returns.
+func completionPipeline(t *testing.T, extra map[string]Chunk, global []string, scores trReranker) *Pipeline {
+	t.Helper()
+	corpus := maps.Clone(trCorpus)
+	maps.Copy(corpus, extra)
+	enc := newIDFEncoder(slices.Collect(mapsValues(corpus)))
+	s := &trSearcher{corpus: corpus, global: global, enc: enc}
+	p, err := New(Config{
+		Searcher: s,
+		// A dense model makes the question's own search a hybrid one, which returns the
+		// global list: only the searches for a name find the papers retrieval missed.
+		Embedders: []Embedder{bowEmbedder{}},
+		Sparse:    func(context.Context) (SparseEncoder, error) { return enc, nil },
+		Reranker:  scores,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestAskNamedPaperJoins: a question comparing two papers, one of which retrieval missed,
+// is answered with both among its sources instead of refused with "The papers do not
+// mention DistilBERT."
+func TestAskNamedPaperJoins(t *testing.T) {
+	distil := Chunk{ID: "distil", DocID: "distilbert", Title: "DistilBERT, a distilled version of BERT: smaller, faster, cheaper and lighter", PageStart: 3,
+		Text: "DistilBERT is distilled on very large batches of 4K examples per batch using dynamic masking."}
+	p := completionPipeline(t, map[string]Chunk{"distil": distil}, []string{"electra", "robBatch", "bertMLM"},
+		trReranker{"2048": 0.6, "8K sequences": 0.55, "masked language model": 0.5, "4K examples": 0.3})
+	ans, err := p.Ask(t.Context(), Question{Text: "What batch size do ELECTRA and DistilBERT train with?"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans.Refused {
+		t.Fatalf("refused: %q", ans.Text)
+	}
+	if !slices.ContainsFunc(ans.Sources, func(s Source) bool { return s.Chunk.DocID == "distilbert" }) {
+		t.Errorf("answer %q: sources lack the DistilBERT passage", ans.Text)
+	}
+}
+
+// TestAskMissingNameFoundInKeptPaper: the kept paper's passage on the benchmark asked about
+// ranked below its general passages; it is found before the gate refuses. A benchmark no
+// kept paper reports is still refused, naming it.
+func TestAskMissingNameFoundInKeptPaper(t *testing.T) {
+	gpt2 := map[string]Chunk{
+		"gpt2lm": {ID: "gpt2lm", DocID: "gpt2", Title: "Language Models are Unsupervised Multitask Learners", PageStart: 1,
+			Text: "GPT-2 is a large language model that reaches strong perplexity on language modeling benchmarks zero-shot."},
+		"gpt2lambada": {ID: "gpt2lambada", DocID: "gpt2", Title: "Language Models are Unsupervised Multitask Learners", PageStart: 6,
+			Text: "On LAMBADA, GPT-2 improves the state of the art perplexity from 99.8 to 8.6."},
+	}
+	p := completionPipeline(t, gpt2, []string{"gpt2lm", "bertMLM"},
+		trReranker{"strong perplexity": 0.6, "masked language model": 0.3, "99.8 to 8.6": 0.7})
+	ans, err := p.Ask(t.Context(), Question{Text: "What perplexity does GPT-2 reach on LAMBADA?"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans.Refused || !strings.Contains(ans.Text, "8.6") {
+		t.Fatalf("answer %q, want the LAMBADA passage quoted", ans.Text)
+	}
+	if !slices.ContainsFunc(ans.Sources, func(s Source) bool { return s.Cited && s.Chunk.ID == "gpt2lambada" }) {
+		t.Errorf("answer %q does not cite the LAMBADA passage", ans.Text)
+	}
+
+	ans, err = p.Ask(t.Context(), Question{Text: "What accuracy does GPT-2 reach on HellaSwag?"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ans.Refused || !slices.Contains(ans.Missing, "HellaSwag") {
+		t.Errorf("answer %q (missing %q), want a refusal naming HellaSwag", ans.Text, ans.Missing)
+	}
+}

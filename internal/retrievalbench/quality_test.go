@@ -63,6 +63,8 @@ var reportSets = []struct{ questions, floors string }{
 	{testdata("report.jsonl"), testdata("floors.json")},
 	{testdata("report2.jsonl"), testdata("floors2.json")},
 	{testdata("report3.jsonl"), testdata("floors3.json")},
+	{testdata("report4.jsonl"), testdata("floors4.json")},
+	{testdata("report5.jsonl"), testdata("floors5.json")},
 }
 
 func testdata(name string) string { return filepath.Join("..", "..", "rag", "eval", "testdata", name) }

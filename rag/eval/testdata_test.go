@@ -17,7 +17,8 @@ import (
 // half stays as it was. report2.jsonl is a second, held-out reporting set written after
 // report.jsonl had been measured twice; report3.jsonl a third, written to decide on a second
 // candidate; report4.jsonl and report5.jsonl, written in session 4 (the first 13 papers of
-// MANIFEST.tsv and the other 12), judge the session-4 candidate.
+// MANIFEST.tsv and the other 12), judge the session-4 candidate; report7.jsonl, a later
+// held-out set over the same last 12 papers.
 const (
 	tuneFile    = "testdata/tune.jsonl"
 	reportFile  = "testdata/report.jsonl"
@@ -28,6 +29,7 @@ const (
 	report3File = "testdata/report3.jsonl"
 	report4File = "testdata/report4.jsonl"
 	report5File = "testdata/report5.jsonl"
+	report7File = "testdata/report7.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -41,6 +43,7 @@ var laterBatches = map[string]map[string]int{
 	report3File: {"paraphrase": 6, "numeric": 4, "two-paper": 2, "followup": 3, "near-miss": 12, "off-topic": 3},
 	report4File: {"paraphrase": 8, "numeric": 10, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
 	report5File: {"paraphrase": 8, "numeric": 10, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
+	report7File: {"paraphrase": 8, "numeric": 10, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -17,8 +17,8 @@ import (
 // half stays as it was. report2.jsonl is a second, held-out reporting set written after
 // report.jsonl had been measured twice; report3.jsonl a third, written to decide on a second
 // candidate; report4.jsonl and report5.jsonl, written in session 4 (the first 13 papers of
-// MANIFEST.tsv and the other 12), judge the session-4 candidate; report6.jsonl is a further
-// held-out set over the first 13 papers, written after report4.jsonl.
+// MANIFEST.tsv and the other 12), judge the session-4 candidate; report6.jsonl and
+// report7.jsonl, written the same way after those were measured, judge a second one.
 const (
 	tuneFile    = "testdata/tune.jsonl"
 	reportFile  = "testdata/report.jsonl"
@@ -30,6 +30,7 @@ const (
 	report4File = "testdata/report4.jsonl"
 	report5File = "testdata/report5.jsonl"
 	report6File = "testdata/report6.jsonl"
+	report7File = "testdata/report7.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -44,6 +45,7 @@ var laterBatches = map[string]map[string]int{
 	report4File: {"paraphrase": 8, "numeric": 10, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
 	report5File: {"paraphrase": 8, "numeric": 10, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
 	report6File: {"paraphrase": 8, "numeric": 10, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
+	report7File: {"paraphrase": 8, "numeric": 10, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

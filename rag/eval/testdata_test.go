@@ -18,7 +18,8 @@ import (
 // report.jsonl had been measured twice; report3.jsonl a third, written to decide on a second
 // candidate; report4.jsonl and report5.jsonl, written in session 4 (the first 13 papers of
 // MANIFEST.tsv and the other 12), judge the session-4 candidate; report6.jsonl and
-// report7.jsonl, written the same way after those were measured, judge a second one.
+// report7.jsonl, written the same way after those were measured, judge a second one;
+// report8.jsonl is a further held-out set over the first 13 papers.
 const (
 	tuneFile    = "testdata/tune.jsonl"
 	reportFile  = "testdata/report.jsonl"
@@ -31,6 +32,7 @@ const (
 	report5File = "testdata/report5.jsonl"
 	report6File = "testdata/report6.jsonl"
 	report7File = "testdata/report7.jsonl"
+	report8File = "testdata/report8.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -46,6 +48,7 @@ var laterBatches = map[string]map[string]int{
 	report5File: {"paraphrase": 8, "numeric": 10, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
 	report6File: {"paraphrase": 8, "numeric": 10, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
 	report7File: {"paraphrase": 8, "numeric": 10, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
+	report8File: {"paraphrase": 2, "numeric": 3, "two-paper": 1, "followup": 1, "near-miss": 12, "off-topic": 3},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -18,7 +18,8 @@ import (
 // report.jsonl had been measured twice; report3.jsonl a third, written to decide on a second
 // candidate; report4.jsonl and report5.jsonl, written in session 4 (the first 13 papers of
 // MANIFEST.tsv and the other 12), judge the session-4 candidate; report6.jsonl and
-// report7.jsonl, written the same way after those were measured, judge a second one.
+// report7.jsonl, written the same way after those were measured, judge a second one;
+// report9.jsonl (the last 12 papers) is a later held-out set of the same kind.
 const (
 	tuneFile    = "testdata/tune.jsonl"
 	reportFile  = "testdata/report.jsonl"
@@ -31,6 +32,7 @@ const (
 	report5File = "testdata/report5.jsonl"
 	report6File = "testdata/report6.jsonl"
 	report7File = "testdata/report7.jsonl"
+	report9File = "testdata/report9.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -46,6 +48,7 @@ var laterBatches = map[string]map[string]int{
 	report5File: {"paraphrase": 8, "numeric": 10, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
 	report6File: {"paraphrase": 8, "numeric": 10, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
 	report7File: {"paraphrase": 8, "numeric": 10, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
+	report9File: {"paraphrase": 1, "numeric": 5, "two-paper": 1, "followup": 2, "near-miss": 12, "off-topic": 3},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -19,7 +19,7 @@ import (
 // candidate; report4.jsonl and report5.jsonl, written in session 4 (the first 13 papers of
 // MANIFEST.tsv and the other 12), judge the session-4 candidate; report6.jsonl and
 // report7.jsonl, written the same way after those were measured, judge a second one;
-// report8.jsonl is a further held-out set over the first 13 papers.
+// report8.jsonl and report9.jsonl, smaller, a third.
 const (
 	tuneFile    = "testdata/tune.jsonl"
 	reportFile  = "testdata/report.jsonl"
@@ -33,6 +33,7 @@ const (
 	report6File = "testdata/report6.jsonl"
 	report7File = "testdata/report7.jsonl"
 	report8File = "testdata/report8.jsonl"
+	report9File = "testdata/report9.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -49,6 +50,7 @@ var laterBatches = map[string]map[string]int{
 	report6File: {"paraphrase": 8, "numeric": 10, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
 	report7File: {"paraphrase": 8, "numeric": 10, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
 	report8File: {"paraphrase": 1, "numeric": 1, "two-paper": 1, "followup": 1, "near-miss": 12, "off-topic": 3},
+	report9File: {"paraphrase": 1, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 12, "off-topic": 3},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -65,6 +65,10 @@ var reportSets = []struct{ questions, floors string }{
 	{testdata("report3.jsonl"), testdata("floors3.json")},
 	{testdata("report4.jsonl"), testdata("floors4.json")},
 	{testdata("report5.jsonl"), testdata("floors5.json")},
+	{testdata("report6.jsonl"), testdata("floors6.json")},
+	{testdata("report7.jsonl"), testdata("floors7.json")},
+	{testdata("report8.jsonl"), testdata("floors8.json")},
+	{testdata("report9.jsonl"), testdata("floors9.json")},
 }
 
 func testdata(name string) string { return filepath.Join("..", "..", "rag", "eval", "testdata", name) }

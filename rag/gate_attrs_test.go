@@ -26,35 +26,17 @@ var (
 func TestGateUnstatedAttribute(t *testing.T) {
 	corpus := []Chunk{attrDSI, attrDSIb, attrQLoRA, attrT5, attrTransformer, attrPdrop}
 	p := gatePipeline(t, corpus)
-	cases := []struct {
-		name    string
-		q       string
-		kept    []Chunk
-		missing []string
-	}{
-		{"setting the paper never states", "What dropout rate did the DSI models use during training?", []Chunk{attrDSI}, []string{"dropout"}},
+	runGateCases(t, p, corpus, []gateCase{
+		{"setting the paper never states", "What dropout rate did the DSI models use during training?", []Chunk{attrDSI}, []string{"dropout"}, "dropout"},
 		// Another paper's dropout beside it does not answer for DSI.
-		{"another kept paper states it", "What dropout rate did the DSI models use during training?", []Chunk{attrDSI, attrQLoRA}, []string{"dropout"}},
-		{"stated in the kept passage", "Which learning rate did the DSI models use?", []Chunk{attrDSI}, nil},
-		{"stated elsewhere in the paper", "Which optimizer trains DSI's semantic identifiers?", []Chunk{attrDSIb}, nil},
-		{"spelled differently", "What dropout did the Transformer use?", []Chunk{attrPdrop}, nil},
-		{"BLEU smoothing is not label smoothing", "What label smoothing did T5 use?", []Chunk{attrT5}, []string{"label smoothing"}},
-		{"label smoothing stated", "What label smoothing did the Transformer use?", []Chunk{attrTransformer}, nil},
-		{"no setting asked", "How are DSI's semantic identifiers built?", []Chunk{attrDSIb}, nil},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			g := p.gate(t.Context(), c.q, c.kept, corpus)
-			if !slices.Equal(g.missing, c.missing) {
-				t.Fatalf("missing %q, want %q (explain %q)", g.missing, c.missing, g.explain)
-			}
-			for _, m := range c.missing {
-				if !strings.Contains(g.explain, m) {
-					t.Errorf("explain %q does not name %q", g.explain, m)
-				}
-			}
-		})
-	}
+		{"another kept paper states it", "What dropout rate did the DSI models use during training?", []Chunk{attrDSI, attrQLoRA}, []string{"dropout"}, "dropout"},
+		{"stated in the kept passage", "Which learning rate did the DSI models use?", []Chunk{attrDSI}, nil, ""},
+		{"stated elsewhere in the paper", "Which optimizer trains DSI's semantic identifiers?", []Chunk{attrDSIb}, nil, ""},
+		{"spelled differently", "What dropout did the Transformer use?", []Chunk{attrPdrop}, nil, ""},
+		{"BLEU smoothing is not label smoothing", "What label smoothing did T5 use?", []Chunk{attrT5}, []string{"label smoothing"}, "label smoothing"},
+		{"label smoothing stated", "What label smoothing did the Transformer use?", []Chunk{attrTransformer}, nil, ""},
+		{"no setting asked", "How are DSI's semantic identifiers built?", []Chunk{attrDSIb}, nil, ""},
+	})
 }
 
 // TestEvidenceIndexPossessive: the question's tokenizer drops a possessive, so the

@@ -154,6 +154,30 @@ var (
 		Text: "The Transformer uses multi-head attention with 8 heads in each layer and was trained on WMT 2014."}
 )
 
+// gateCase is one question put to the gate with the passages kept for it.
+type gateCase struct {
+	name    string
+	q       string
+	kept    []Chunk
+	missing []string // nil: the gate passes
+	explain string   // a part of the explanation
+}
+
+func runGateCases(t *testing.T, p *Pipeline, corpus []Chunk, cases []gateCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := p.gate(t.Context(), c.q, c.kept, corpus)
+			if !slices.Equal(g.missing, c.missing) {
+				t.Fatalf("missing %q, want %q (explain %q)", g.missing, c.missing, g.explain)
+			}
+			if g.refused() && !strings.Contains(g.explain, c.explain) {
+				t.Errorf("explain %q, want it to contain %q", g.explain, c.explain)
+			}
+		})
+	}
+}
+
 func TestGate(t *testing.T) {
 	t5Mentions := []Chunk{gateT5a}
 	for i := range 3 {
@@ -161,13 +185,7 @@ func TestGate(t *testing.T) {
 	}
 	corpus := append([]Chunk{gateGPT3, gateSBERT, gateJudge, gateRefs, gateFill, gateMS, gateAdam}, t5Mentions...)
 	p := gatePipeline(t, corpus)
-	cases := []struct {
-		name    string
-		q       string
-		kept    []Chunk
-		missing []string // nil: the gate passes
-		explain string   // a part of the explanation
-	}{
+	runGateCases(t, p, corpus, []gateCase{
 		{"version missing", "What accuracy does GPT-4 reach on MMLU?", []Chunk{gateGPT3}, []string{"GPT-4"}, "The papers mention GPT-3, but not GPT-4."},
 		{"version present", "What accuracy does GPT-3 reach on MMLU?", []Chunk{gateGPT3}, nil, ""},
 		{"a name's first word is not its variant", "How many documents did the SBERT authors index from MS MARCO?", []Chunk{gateMS}, []string{"MS MARCO"}, "The papers do not mention MS MARCO."},
@@ -183,18 +201,7 @@ func TestGate(t *testing.T) {
 		{"paraphrase without names", "How is a fixed-size sentence vector obtained from BERT's outputs?", []Chunk{gateSBERT}, nil, ""},
 		{"Greek letters spelled out", "What beta1 and beta2 values did the LLaMA authors set for AdamW?", []Chunk{gateAdam}, nil, ""},
 		{"a Greek-letter parameter the paper lacks", "What beta3 value did the LLaMA authors set for AdamW?", []Chunk{gateAdam}, []string{"beta3"}, "beta3"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			g := p.gate(t.Context(), c.q, c.kept, corpus)
-			if !slices.Equal(g.missing, c.missing) {
-				t.Fatalf("missing %q, want %q (explain %q)", g.missing, c.missing, g.explain)
-			}
-			if g.refused() && !strings.Contains(g.explain, c.explain) {
-				t.Errorf("explain %q, want it to contain %q", g.explain, c.explain)
-			}
-		})
-	}
+	})
 }
 
 func TestGateUnseenWords(t *testing.T) {

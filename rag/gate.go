@@ -34,7 +34,8 @@ import (
 // The reranker's score cut (Config.MinScore, Config.MaxGap) runs first and still refuses
 // what is merely dissimilar; the gate refuses what is similar but not the same.
 // No list of model names is involved: what counts as a name is read from the question's
-// spelling, and what is rare from the corpus.
+// spelling, and what is rare from the corpus. The one list is of training settings
+// (gate_attrs.go): a question about a setting no paper it is about reports is refused.
 const (
 	// gateCoverage is the share of the question's weight the evidence must cover when
 	// it lacks a word of the question the corpus never uses.

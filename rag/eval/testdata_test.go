@@ -19,38 +19,40 @@ import (
 // candidate; report4.jsonl and report5.jsonl, written in session 4 (the first 13 papers of
 // MANIFEST.tsv and the other 12), judge the session-4 candidate; report6.jsonl and
 // report7.jsonl, written the same way after those were measured, judge a second one;
-// report8.jsonl and report9.jsonl, smaller, a third.
+// report8.jsonl and report9.jsonl, smaller, a third; report10.jsonl, mostly answerable, a fourth.
 const (
-	tuneFile    = "testdata/tune.jsonl"
-	reportFile  = "testdata/report.jsonl"
-	tune2File   = "testdata/tune2.jsonl"
-	tune3File   = "testdata/tune3.jsonl"
-	tune4File   = "testdata/tune4.jsonl"
-	report2File = "testdata/report2.jsonl"
-	report3File = "testdata/report3.jsonl"
-	report4File = "testdata/report4.jsonl"
-	report5File = "testdata/report5.jsonl"
-	report6File = "testdata/report6.jsonl"
-	report7File = "testdata/report7.jsonl"
-	report8File = "testdata/report8.jsonl"
-	report9File = "testdata/report9.jsonl"
+	tuneFile     = "testdata/tune.jsonl"
+	reportFile   = "testdata/report.jsonl"
+	tune2File    = "testdata/tune2.jsonl"
+	tune3File    = "testdata/tune3.jsonl"
+	tune4File    = "testdata/tune4.jsonl"
+	report2File  = "testdata/report2.jsonl"
+	report3File  = "testdata/report3.jsonl"
+	report4File  = "testdata/report4.jsonl"
+	report5File  = "testdata/report5.jsonl"
+	report6File  = "testdata/report6.jsonl"
+	report7File  = "testdata/report7.jsonl"
+	report8File  = "testdata/report8.jsonl"
+	report9File  = "testdata/report9.jsonl"
+	report10File = "testdata/report10.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
 // (testdata/README.md). They stay out of the stratification check, which is about the two
 // original halves.
 var laterBatches = map[string]map[string]int{
-	tune2File:   {"paraphrase": 10, "numeric": 12, "two-paper": 6, "followup": 5, "near-miss": 8, "off-topic": 3},
-	tune3File:   {"paraphrase": 8, "numeric": 10, "two-paper": 4, "followup": 4, "near-miss": 8, "off-topic": 2},
-	tune4File:   {"paraphrase": 7, "numeric": 9, "two-paper": 4, "followup": 4, "near-miss": 6, "off-topic": 2},
-	report2File: {"paraphrase": 7, "numeric": 9, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
-	report3File: {"paraphrase": 6, "numeric": 4, "two-paper": 2, "followup": 3, "near-miss": 12, "off-topic": 3},
-	report4File: {"paraphrase": 8, "numeric": 10, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
-	report5File: {"paraphrase": 8, "numeric": 10, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
-	report6File: {"paraphrase": 8, "numeric": 10, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
-	report7File: {"paraphrase": 8, "numeric": 10, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
-	report8File: {"paraphrase": 1, "numeric": 1, "two-paper": 1, "followup": 1, "near-miss": 12, "off-topic": 3},
-	report9File: {"paraphrase": 1, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 12, "off-topic": 3},
+	tune2File:    {"paraphrase": 10, "numeric": 12, "two-paper": 6, "followup": 5, "near-miss": 8, "off-topic": 3},
+	tune3File:    {"paraphrase": 8, "numeric": 10, "two-paper": 4, "followup": 4, "near-miss": 8, "off-topic": 2},
+	tune4File:    {"paraphrase": 7, "numeric": 9, "two-paper": 4, "followup": 4, "near-miss": 6, "off-topic": 2},
+	report2File:  {"paraphrase": 7, "numeric": 9, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
+	report3File:  {"paraphrase": 6, "numeric": 4, "two-paper": 2, "followup": 3, "near-miss": 12, "off-topic": 3},
+	report4File:  {"paraphrase": 8, "numeric": 10, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
+	report5File:  {"paraphrase": 8, "numeric": 10, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
+	report6File:  {"paraphrase": 8, "numeric": 10, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
+	report7File:  {"paraphrase": 8, "numeric": 10, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
+	report8File:  {"paraphrase": 1, "numeric": 1, "two-paper": 1, "followup": 1, "near-miss": 12, "off-topic": 3},
+	report9File:  {"paraphrase": 1, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 12, "off-topic": 3},
+	report10File: {"paraphrase": 8, "numeric": 10, "two-paper": 2, "followup": 4, "near-miss": 4, "off-topic": 1},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

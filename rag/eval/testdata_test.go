@@ -19,8 +19,8 @@ import (
 // candidate; report4.jsonl and report5.jsonl, written in session 4 (the first 13 papers of
 // MANIFEST.tsv and the other 12), judge the session-4 candidate; report6.jsonl and
 // report7.jsonl, written the same way after those were measured, judge a second one;
-// report8.jsonl and report9.jsonl, smaller, a third; report11.jsonl, mostly answerable
-// questions over the last 12 papers, a fourth.
+// report8.jsonl and report9.jsonl, smaller, a third; report10.jsonl and report11.jsonl,
+// mostly answerable questions, re-judge the third.
 const (
 	tuneFile     = "testdata/tune.jsonl"
 	reportFile   = "testdata/report.jsonl"
@@ -35,6 +35,7 @@ const (
 	report7File  = "testdata/report7.jsonl"
 	report8File  = "testdata/report8.jsonl"
 	report9File  = "testdata/report9.jsonl"
+	report10File = "testdata/report10.jsonl"
 	report11File = "testdata/report11.jsonl"
 )
 
@@ -53,6 +54,7 @@ var laterBatches = map[string]map[string]int{
 	report7File:  {"paraphrase": 8, "numeric": 10, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
 	report8File:  {"paraphrase": 1, "numeric": 1, "two-paper": 1, "followup": 1, "near-miss": 12, "off-topic": 3},
 	report9File:  {"paraphrase": 1, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 12, "off-topic": 3},
+	report10File: {"paraphrase": 8, "numeric": 10, "two-paper": 2, "followup": 4, "near-miss": 4, "off-topic": 1},
 	report11File: {"paraphrase": 8, "numeric": 10, "two-paper": 2, "followup": 4, "near-miss": 4, "off-topic": 1},
 }
 

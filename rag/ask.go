@@ -114,7 +114,7 @@ func (p *Pipeline) ask(ctx context.Context, q Question, fn func(delta string) er
 	// Passages naming what the question names come first, and those naming none of it are
 	// not evidence: a reranker may prefer a passage on BERT's objectives for a question on
 	// Sentence-BERT's. They remain under "More sources".
-	r.Hits = holdersFirst(r.Hits, g.holders)
+	r.Hits = holdersFirst(r.Hits, g.holders, newNames(q.Text, r.Hits, g.holders))
 	p.log.Debug("evidence gate passed", "holders", g.holders, "coverage", g.coverage, "steered", steered)
 
 	cands := hitSources(r.Hits, r.Reranked)
@@ -156,11 +156,14 @@ func (p *Pipeline) refuseWith(ans *Answer, fn func(string) error, streamed bool,
 }
 
 // holdersFirst orders the hits by how many of the question's names they hold (see
-// gateResult.holders), keeping the reranker's order among equals, and leaves out those
-// holding none when some hold one, unless their paper is that of a passage holding the
-// most: a paper names its system once per section, and the passage stating the number
-// asked for ("after filtering, 5,075,182 articles") often does not. hits is not changed.
-func holdersFirst(hits []Scored, holders []int) []Scored {
+// gateResult.holders), keeping the reranker's order among equals. It keeps the passages
+// of the papers holding the most names, even those naming none of them: a paper names its
+// system once per section, and the passage stating the number asked for ("after
+// filtering, 5,075,182 articles") often does not. Of other papers it keeps only passages
+// naming something those papers do not (adds): the second paper of a comparison stays,
+// the Transformer's WMT passage beside GPT-2's, for GPT-2 on WMT, does not. hits is not
+// changed.
+func holdersFirst(hits []Scored, holders []int, adds func(i int) bool) []Scored {
 	if len(holders) != len(hits) {
 		return hits
 	}
@@ -168,11 +171,13 @@ func holdersFirst(hits []Scored, holders []int) []Scored {
 	most := slices.Max(holders)
 	held := map[string]bool{} // the papers of the passages holding the most names
 	for i, h := range hits {
-		if holders[i] > 0 {
-			idx = append(idx, i)
-		}
 		if holders[i] == most {
 			held[h.Chunk.DocID] = true
+		}
+	}
+	for i, h := range hits {
+		if holders[i] > 0 && (held[h.Chunk.DocID] || adds(i)) {
+			idx = append(idx, i)
 		}
 	}
 	if len(idx) == 0 {
@@ -693,4 +698,39 @@ func extractiveQuery(q Question, query string) string {
 		return q.Text
 	}
 	return query
+}
+
+// newNames reports, per hit, whether it names one of the question's names that none of
+// the hits holding the most of them names: the second paper of a comparison.
+func newNames(question string, hits []Scored, holders []int) func(int) bool {
+	var hard []keyItem
+	for _, it := range questionItems(question) {
+		if it.hard {
+			hard = append(hard, it)
+		}
+	}
+	if len(holders) != len(hits) || len(hits) == 0 {
+		return func(int) bool { return false }
+	}
+	most := slices.Max(holders)
+	holds := make([][]bool, len(hits))
+	byMost := make([]bool, len(hard))
+	for i, h := range hits {
+		ix := newEvidenceIndex(withoutReferences(h.Chunk.Text), h.Chunk.Title)
+		holds[i] = make([]bool, len(hard))
+		for j, it := range hard {
+			holds[i][j] = ix.covers(it)
+			if holders[i] == most && holds[i][j] {
+				byMost[j] = true
+			}
+		}
+	}
+	return func(i int) bool {
+		for j := range hard {
+			if holds[i][j] && !byMost[j] {
+				return true
+			}
+		}
+		return false
+	}
 }

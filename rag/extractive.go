@@ -71,6 +71,7 @@ func (p *Pipeline) extractive(ctx context.Context, query string, sources []Sourc
 	quantity := asksQuantity(query)
 	cands = p.shortlist(query, cands, sources, quantity)
 	how := p.scoreSentences(ctx, query, cands)
+	blendOverlap(query, cands, sentenceOverlapWeight)
 	blendSourceRank(cands, sources)
 	if quantity {
 		preferQuantities(cands)
@@ -493,4 +494,43 @@ func continueSentences(picked, all []sentence) []sentence {
 		}
 	}
 	return picked
+}
+
+// sentenceOverlapWeight is the share of term overlap in a sentence's score (see
+// blendOverlap), chosen on the tuning side (tune*.jsonl and the spent reporting sets).
+const sentenceOverlapWeight = 0.3
+
+// blendOverlap mixes the sentences' term overlap with the question (BM25 over the
+// candidates, rescaled to [0, 1]) into their scores, rescaled the same way, with weight w.
+// The similarity scorer rates a paper's summary sentences ("We develop DrQA, a strong
+// system for question answering from Wikipedia …") close to any question on the paper;
+// the sentence that shares the question's own rarer words is usually the one stating the
+// fact, on the page the citation should name.
+func blendOverlap(query string, cands []sentence, w float64) {
+	texts := make([]string, len(cands))
+	for i, c := range cands {
+		texts[i] = c.text
+	}
+	ov := overlapScores(query, texts)
+	norm := func(xs []float64) []float64 {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, x := range xs {
+			lo, hi = min(lo, x), max(hi, x)
+		}
+		out := make([]float64, len(xs))
+		for i, x := range xs {
+			if hi > lo {
+				out[i] = (x - lo) / (hi - lo)
+			}
+		}
+		return out
+	}
+	sc := make([]float64, len(cands))
+	for i, c := range cands {
+		sc[i] = c.score
+	}
+	ns, no := norm(sc), norm(ov)
+	for i := range cands {
+		cands[i].score = (1-w)*ns[i] + w*no[i]
+	}
 }

@@ -244,3 +244,29 @@ func TestExtractiveQuotesEveryKeptSource(t *testing.T) {
 		t.Errorf("fifth source cited on pages %v, want [7], the page of the quoted sentence", sources[4].Pages)
 	}
 }
+
+// TestBlendOverlap: a summary sentence the similarity scorer rates a little higher loses to
+// the sentence sharing the question's own words, which states the fact.
+func TestBlendOverlap(t *testing.T) {
+	q := "How many Wikipedia articles does the Document Retriever return for each question?"
+	cands := func() []sentence {
+		return []sentence{
+			{text: "We develop DrQA, a strong system for question answering from Wikipedia.", score: 0.82},
+			{text: "The Document Retriever returns 5 Wikipedia articles for each question.", score: 0.78},
+			{text: "Training uses 3-layer bidirectional LSTMs with 128 hidden units.", score: 0.40},
+		}
+	}
+	c := cands()
+	blendOverlap(q, c, sentenceOverlapWeight)
+	if c[1].score <= c[0].score {
+		t.Errorf("scores %.3f (summary) and %.3f (fact): the fact should win", c[0].score, c[1].score)
+	}
+	if c[2].score >= c[1].score {
+		t.Errorf("an unrelated sentence scores %.3f, the fact %.3f", c[2].score, c[1].score)
+	}
+	c = cands()
+	blendOverlap(q, c, 0)
+	if c[0].score <= c[1].score {
+		t.Errorf("without overlap the summary should still win (%.3f vs %.3f): the test no longer shows the problem", c[0].score, c[1].score)
+	}
+}

@@ -94,6 +94,13 @@ func questionItems(question string) []keyItem {
 	var items []keyItem
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
+		// "Dettmers et al.": an author, whose name the paper prints once, on its first
+		// page, is who wrote it and not what the question asks about.
+		if i+2 < len(toks) && toks[i+1].text == "et" && toks[i+2].text == "al" {
+			i += 2
+			continue
+		}
+		t.text = withoutModifier(t.text)
 		kind := classify(t.text, shouting)
 		if kind == kindNone {
 			continue
@@ -101,10 +108,20 @@ func questionItems(question string) []keyItem {
 		text := t.text
 		name := kind == kindSoft && isTitle(text) && !t.first && !shouting
 		if name {
-			// "Natural Questions": capitalised words in a row inside a sentence are a name.
-			for i+1 < len(toks) && !toks[i+1].first && isTitle(toks[i+1].text) && classify(toks[i+1].text, false) == kindSoft {
-				text += " " + toks[i+1].text
-				i++
+			// "Natural Questions": capitalised words in a row inside a sentence are a name,
+			// and so are two joined by "of" ("Tree of Thoughts").
+			for i+1 < len(toks) && !toks[i+1].first {
+				if isTitle(toks[i+1].text) && classify(toks[i+1].text, false) == kindSoft {
+					text += " " + toks[i+1].text
+					i++
+					continue
+				}
+				if toks[i+1].text == "of" && i+2 < len(toks) && !toks[i+2].first && isTitle(toks[i+2].text) && classify(toks[i+2].text, false) == kindSoft {
+					text += " of " + toks[i+2].text
+					i += 2
+					continue
+				}
+				break
 			}
 			if strings.Contains(text, " ") {
 				kind, name = kindHard, false
@@ -142,6 +159,23 @@ func questionItems(question string) []keyItem {
 }
 
 var digitComma = regexp.MustCompile(`(\d),(\d)`)
+
+// modifiers are hyphenated endings that make a name an adjective: the "STS" of
+// "STS-style data", the "BERT" of "BERT-based models".
+var modifiers = []string{"-style", "-like", "-based", "-sized", "-type", "-specific"}
+
+// withoutModifier drops such an ending from a word that is a name without it.
+func withoutModifier(w string) string {
+	for _, m := range modifiers {
+		if len(w) <= len(m) || !strings.EqualFold(w[len(w)-len(m):], m) {
+			continue
+		}
+		if base := w[:len(w)-len(m)]; classify(base, false) == kindHard {
+			return base
+		}
+	}
+	return w
+}
 
 // qtoken is a word of the question; first marks the first word of a sentence.
 type qtoken struct {
@@ -448,6 +482,9 @@ func (ix *evidenceIndex) at(it keyItem) []int {
 			k := strings.TrimSuffix(it.key, "s")
 			return append(append([]int(nil), ix.grams[k]...), ix.acros[k]...)
 		}
+		if k := yearVariant(it.key); k != "" {
+			return ix.grams[k]
+		}
 		return nil
 	}
 	if it.stem != "" {
@@ -464,6 +501,27 @@ func (ix *evidenceIndex) at(it keyItem) []int {
 		return nil
 	}
 	return ix.stems[ts[0]]
+}
+
+var (
+	shortYear = regexp.MustCompile(`^([a-z]{2,})(\d\d)$`)
+	longYear  = regexp.MustCompile(`^([a-z]{2,})(?:19|20)(\d\d)$`)
+)
+
+// yearVariant spells a name's year the other way: "wmt14" and "wmt2014" are the same
+// workshop, "conll03" and "conll2003" the same shared task.
+func yearVariant(key string) string {
+	if m := longYear.FindStringSubmatch(key); m != nil {
+		return m[1] + m[2]
+	}
+	if m := shortYear.FindStringSubmatch(key); m != nil {
+		century := "20"
+		if m[2] >= "50" {
+			century = "19"
+		}
+		return m[1] + century + m[2]
+	}
+	return ""
 }
 
 // covers reports whether the evidence contains the item.
@@ -772,14 +830,14 @@ func (p *Pipeline) docsUsing(ctx context.Context, it keyItem, kept []Chunk, enc 
 // docMentions counts, per kept document, the passages (of the best rescueHits) that
 // contain the item. Without BM25, or when the search fails, it is nil.
 func (p *Pipeline) docMentions(ctx context.Context, it keyItem, kept []Chunk, enc SparseEncoder) map[string]int {
-	return p.docPassages(ctx, it.text, func(text string) bool { return newEvidenceIndex(text).covers(it) }, kept, enc)
+	return p.docPassages(ctx, it.text, rescueHits, func(text string) bool { return newEvidenceIndex(text).covers(it) }, kept, enc)
 }
 
-// docPassages counts, per kept document, the passages among the best rescueHits that a
+// docPassages counts, per kept document, the passages among the best limit that a
 // BM25 search for query finds within the kept documents and that match. It is nil when
 // there is nothing to search with or the search fails: the caller cannot tell absence
 // from failure then, and must not refuse on it.
-func (p *Pipeline) docPassages(ctx context.Context, query string, match func(text string) bool, kept []Chunk, enc SparseEncoder) map[string]int {
+func (p *Pipeline) docPassages(ctx context.Context, query string, limit int, match func(text string) bool, kept []Chunk, enc SparseEncoder) map[string]int {
 	if enc == nil {
 		return nil
 	}
@@ -798,7 +856,7 @@ func (p *Pipeline) docPassages(ctx context.Context, query string, match func(tex
 	if len(ids) == 0 {
 		return nil
 	}
-	hits, err := p.cfg.Searcher.Search(ctx, SearchRequest{Sparse: &v, Limit: rescueHits, Filter: Filter{DocIDs: ids}})
+	hits, err := p.cfg.Searcher.Search(ctx, SearchRequest{Sparse: &v, Limit: limit, Filter: Filter{DocIDs: ids}})
 	if err != nil {
 		p.log.Warn("evidence gate: search the kept documents", "query", query, "err", err)
 		return nil

@@ -18,6 +18,9 @@ import (
 // The list is the standard vocabulary of training hyperparameters, not names from the
 // corpus; each setting lists the words a question asks it by and the words a paper
 // reports it with.
+// attributeHits bounds the passages of the kept papers searched for a setting.
+const attributeHits = 40
+
 type attribute struct {
 	name   string   // as the refusal names it
 	asked  []string // a question asks about the setting with one of these
@@ -28,10 +31,10 @@ var attributes = []attribute{
 	{"learning rate", []string{"learning rate", "learning-rate"}, []string{"learning rate", "lr", "step size"}},
 	{"batch size", []string{"batch size", "batch sizes"}, []string{"batch", "minibatch"}},
 	{"dropout", []string{"dropout"}, []string{"dropout", "p drop"}},
-	{"weight decay", []string{"weight decay", "decay"}, []string{"decay", "l2"}},
+	{"weight decay", []string{"weight decay", "decay"}, []string{"decay", "l2 regularization", "l2 penalty"}},
 	{"label smoothing", []string{"smoothing"}, []string{"label smoothing"}},
 	{"warmup", []string{"warmup", "warm up"}, []string{"warmup", "warm up"}},
-	{"gradient clipping", []string{"clip", "clipping", "gradient norm", "max norm"}, []string{"clip", "clipping", "gradient norm", "max norm", "maxnorm"}},
+	{"gradient clipping", []string{"clip", "clipping", "gradient norm", "grad norm", "max norm"}, []string{"clip", "clipping", "gradient norm", "grad norm", "max norm", "maxnorm"}},
 	{"temperature", []string{"temperature"}, []string{"temperature"}},
 	{"momentum", []string{"momentum"}, []string{"momentum"}},
 	{"epsilon", []string{"epsilon"}, []string{"epsilon", "eps"}},
@@ -83,8 +86,11 @@ func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept
 		if inKept {
 			continue
 		}
-		n := p.docPassages(ctx, strings.Join(a.stated, " "), func(text string) bool {
-			return coversAny(newEvidenceIndex(withoutReferences(text)), stated)
+		// A paper's text is searched whole: a two-column page interleaves its body with
+		// its reference list, which the reference filter would drop with it. A common
+		// word like "learning" fills the first hits with other passages, hence the depth.
+		n := p.docPassages(ctx, strings.Join(a.stated, " "), attributeHits, func(text string) bool {
+			return coversAny(newEvidenceIndex(text), stated)
 		}, kept, enc)
 		if n != nil && len(n) == 0 {
 			missing = append(missing, keyItem{text: a.name, key: squeeze(a.name)})

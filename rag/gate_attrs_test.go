@@ -12,7 +12,9 @@ var (
 	attrDSIb = Chunk{ID: "dsib", DocID: "dsi", Title: "Transformer Memory as a Differentiable Search Index",
 		Text: "We index documents with semantic identifiers built by hierarchical k-means over BERT embeddings of DSI documents."}
 	attrQLoRA = Chunk{ID: "qlora", DocID: "qlora", Title: "QLoRA: Efficient Finetuning of Quantized LLMs",
-		Text: "We use a LoRA dropout of 0.1 for models up to 13B and 0.05 for the 33B and 65B models."}
+		Text: "We use a LoRA dropout of 0.1 for models up to 13B and 0.05 for the 33B and 65B models, and a max grad norm of 0.3."}
+	attrQLoRAb = Chunk{ID: "qlorab", DocID: "qlora", Title: "QLoRA: Efficient Finetuning of Quantized LLMs",
+		Text: "LoRA computes Y = XW + sXL1L2 where L1 and L2 are the low-rank projections."}
 	attrT5 = Chunk{ID: "t5bleu", DocID: "t5", Title: "Exploring the Limits of Transfer Learning with a Unified Text-to-Text Transformer",
 		Text: "BLEU is computed with SacreBLEU with exp smoothing and intl tokenization for T5."}
 	attrTransformer = Chunk{ID: "tls", DocID: "transformer", Title: "Attention Is All You Need",
@@ -24,7 +26,7 @@ var (
 // TestGateUnstatedAttribute: a question about a training setting the paper never reports is
 // refused naming it; one the paper reports, even in a passage not kept, is answered.
 func TestGateUnstatedAttribute(t *testing.T) {
-	corpus := []Chunk{attrDSI, attrDSIb, attrQLoRA, attrT5, attrTransformer, attrPdrop}
+	corpus := []Chunk{attrDSI, attrDSIb, attrQLoRA, attrQLoRAb, attrT5, attrTransformer, attrPdrop}
 	p := gatePipeline(t, corpus)
 	runGateCases(t, p, corpus, []gateCase{
 		{"setting the paper never states", "What dropout rate did the DSI models use during training?", []Chunk{attrDSI}, []string{"dropout"}, "dropout"},
@@ -35,6 +37,9 @@ func TestGateUnstatedAttribute(t *testing.T) {
 		{"spelled differently", "What dropout did the Transformer use?", []Chunk{attrPdrop}, nil, ""},
 		{"BLEU smoothing is not label smoothing", "What label smoothing did T5 use?", []Chunk{attrT5}, []string{"label smoothing"}, "label smoothing"},
 		{"label smoothing stated", "What label smoothing did the Transformer use?", []Chunk{attrTransformer}, nil, ""},
+		{"grad norm found elsewhere in the paper", "What max grad norm did QLoRA use?", []Chunk{attrQLoRAb}, nil, ""},
+		// QLoRA's L2 is a matrix, not an L2 penalty.
+		{"a matrix named L2 is not weight decay", "What weight decay did QLoRA use?", []Chunk{attrQLoRAb}, []string{"weight decay"}, "weight decay"},
 		{"no setting asked", "How are DSI's semantic identifiers built?", []Chunk{attrDSIb}, nil, ""},
 	})
 }

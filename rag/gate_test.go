@@ -33,6 +33,11 @@ func TestQuestionItems(t *testing.T) {
 		{"What is self-attention?", nil},
 		{"WHAT IS SELF-ATTENTION USED FOR?", nil},
 		{"Transformers use multi-head attention, why?", nil},
+		// "-style" makes a name an adjective; an author is not what is asked about; two
+		// capitalised words joined by "of" are one name.
+		{"When SBERT is trained on STS-style data, what loss is used?", []string{"SBERT", "STS"}},
+		{"Which rank did Dettmers et al. use for QLoRA?", []string{"QLoRA"}},
+		{"How does Tree of Thoughts improve on chain-of-thought prompting?", []string{"Tree of Thoughts"}},
 	}
 	for _, c := range cases {
 		if got := hard(c.q); !slices.Equal(got, c.want) {
@@ -61,6 +66,7 @@ func TestEvidenceIndexMatching(t *testing.T) {
 		{"beta1", true},          // "β1 = 0.9": Greek letters are spelled out
 		{"beta2", true},
 		{"beta3", false},
+		{"WMT14", false}, // the index names no workshop at all
 	}
 	for _, c := range cases {
 		it := keyItem{text: c.item, key: squeeze(c.item), hard: true, acro: isAcronym(c.item)}
@@ -214,5 +220,24 @@ func TestGateUnseenWords(t *testing.T) {
 	g = p.gate(t.Context(), "How many attention heads sit in each Transformer layer, and what accuracy?", []Chunk{gateFill}, nil)
 	if g.refused() {
 		t.Errorf("gate refused a paraphrase: %+v", g)
+	}
+}
+
+// TestEvidenceIndexYears: a workshop's year is written either way round.
+func TestEvidenceIndexYears(t *testing.T) {
+	item := func(s string) keyItem { return keyItem{text: s, key: squeeze(s), hard: true} }
+	long := newEvidenceIndex("On the WMT 2014 English-to-French task the Transformer reaches 41.8 BLEU.")
+	short := newEvidenceIndex("GPT-2 gets 5 BLEU on WMT14 English-French.")
+	for _, c := range []struct {
+		ix   *evidenceIndex
+		item string
+		want bool
+	}{
+		{long, "WMT14", true}, {long, "WMT 2014", true}, {long, "WMT16", false}, {long, "WMT 2016", false},
+		{short, "WMT 2014", true}, {short, "WMT-14", true}, {short, "WMT 2016", false},
+	} {
+		if got := c.ix.covers(item(c.item)); got != c.want {
+			t.Errorf("covers(%q) = %v, want %v", c.item, got, c.want)
+		}
 	}
 }

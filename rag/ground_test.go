@@ -158,18 +158,46 @@ func TestHoldersFirst(t *testing.T) {
 		}
 		return out
 	}
+	adds := func(ids ...int) func(int) bool { return func(i int) bool { return slices.Contains(ids, i) } }
 	hits := []Scored{hit("a", "p1"), hit("b", "p2"), hit("c", "p3")}
-	if got := ids(holdersFirst(hits, []int{1, 2, 0})); !slices.Equal(got, []string{"b", "a"}) {
+	// a names what b does not (the second paper of a comparison): it stays after b.
+	if got := ids(holdersFirst(hits, []int{1, 2, 0}, adds(0))); !slices.Equal(got, []string{"b", "a"}) {
 		t.Errorf("order %v, want b (two names), a (one); c names none", got)
 	}
-	if got := holdersFirst(hits, []int{0, 0, 0}); len(got) != 3 {
+	// a names only what b names too (the Transformer's WMT beside GPT-2's, for "GPT-2 on
+	// WMT"): it is not evidence.
+	if got := ids(holdersFirst(hits, []int{1, 2, 0}, adds())); !slices.Equal(got, []string{"b"}) {
+		t.Errorf("order %v, want b alone", got)
+	}
+	if got := holdersFirst(hits, []int{0, 0, 0}, adds()); len(got) != 3 {
 		t.Errorf("%d hits kept when none holds a name, want all", len(got))
 	}
 	// The passage of the best holder's paper that does not repeat the name (the one
 	// stating the number) stays, after the holders; a passage of a paper whose passages
 	// hold fewer names does not come back with it.
 	hits = []Scored{hit("drqa-system", "drqa"), hit("drqa-count", "drqa"), hit("other-nli", "roberta"), hit("other-batch", "roberta")}
-	if got := ids(holdersFirst(hits, []int{2, 0, 1, 0})); !slices.Equal(got, []string{"drqa-system", "other-nli", "drqa-count"}) {
+	if got := ids(holdersFirst(hits, []int{2, 0, 1, 0}, adds(2))); !slices.Equal(got, []string{"drqa-system", "other-nli", "drqa-count"}) {
 		t.Errorf("order %v, want drqa-system, other-nli, drqa-count", got)
+	}
+	if got := ids(holdersFirst(hits, []int{2, 0, 1, 0}, adds())); !slices.Equal(got, []string{"drqa-system", "drqa-count"}) {
+		t.Errorf("order %v, want drqa-system, drqa-count", got)
+	}
+}
+
+// TestNewNames: a hit adds a name when it holds one that no hit holding the most names
+// holds.
+func TestNewNames(t *testing.T) {
+	hit := func(text, title string) Scored { return Scored{Hit: Hit{Chunk: Chunk{Text: text, Title: title}}} }
+	hits := []Scored{
+		hit("GPT-2 gets 5 BLEU on WMT-14 English-French zero-shot.", "Language Models are Unsupervised Multitask Learners"),
+		hit("On the WMT 2014 English-to-French task the Transformer reaches 41.8 BLEU.", "Attention Is All You Need"),
+		hit("RAG uses BART as its generator.", "Retrieval-Augmented Generation for Knowledge-Intensive NLP Tasks"),
+	}
+	adds := newNames("What BLEU does GPT-2 get on WMT-14 English to French, compared with RAG?", hits, []int{2, 1, 1})
+	if adds(1) {
+		t.Error("the Transformer's WMT passage adds nothing GPT-2's does not hold")
+	}
+	if !adds(2) {
+		t.Error("the RAG passage adds RAG")
 	}
 }

@@ -69,6 +69,8 @@ var reportSets = []struct{ questions, floors string }{
 	{testdata("report7.jsonl"), testdata("floors7.json")},
 	{testdata("report8.jsonl"), testdata("floors8.json")},
 	{testdata("report9.jsonl"), testdata("floors9.json")},
+	{testdata("report10.jsonl"), testdata("floors10.json")},
+	{testdata("report11.jsonl"), testdata("floors11.json")},
 }
 
 func testdata(name string) string { return filepath.Join("..", "..", "rag", "eval", "testdata", name) }

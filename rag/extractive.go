@@ -147,28 +147,37 @@ func (p *Pipeline) shortlist(query string, cands []sentence, sources []Source, q
 // sourceWeight: of two sentences that match the question alike, the one in the passage
 // the reranker judged more relevant wins. The weakest candidate stays at 0.
 func blendSourceRank(cands []sentence, sources []Source) {
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, c := range cands {
-		lo, hi = min(lo, c.score), max(hi, c.score)
-	}
+	rel := rescaled(cands, func(c sentence) float64 { return c.score })
 	best := 0.0
 	for _, s := range sources {
 		best = max(best, s.Score)
 	}
 	for i, c := range cands {
-		rel := 0.0
-		if hi > lo {
-			rel = (c.score - lo) / (hi - lo)
-		}
 		src := 1.0
 		if best > 0 {
 			src = max(sources[c.src].Score, 0) / best
 		}
 		cands[i].score = 0
-		if rel > 0 {
-			cands[i].score = (1-sourceWeight)*rel + sourceWeight*src
+		if rel[i] > 0 {
+			cands[i].score = (1-sourceWeight)*rel[i] + sourceWeight*src
 		}
 	}
+}
+
+// rescaled maps each x's value linearly onto [0, 1], the smallest to 0 and the largest to
+// 1; all are 0 when they are equal.
+func rescaled[T any](xs []T, value func(T) float64) []float64 {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, x := range xs {
+		lo, hi = min(lo, value(x)), max(hi, value(x))
+	}
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		if hi > lo {
+			out[i] = (value(x) - lo) / (hi - lo)
+		}
+	}
+	return out
 }
 
 // quantityBonus is added to the blended score (see blendSourceRank) of a sentence stating
@@ -511,26 +520,9 @@ func blendOverlap(query string, cands []sentence, w float64) {
 	for i, c := range cands {
 		texts[i] = c.text
 	}
-	ov := overlapScores(query, texts)
-	norm := func(xs []float64) []float64 {
-		lo, hi := math.Inf(1), math.Inf(-1)
-		for _, x := range xs {
-			lo, hi = min(lo, x), max(hi, x)
-		}
-		out := make([]float64, len(xs))
-		for i, x := range xs {
-			if hi > lo {
-				out[i] = (x - lo) / (hi - lo)
-			}
-		}
-		return out
-	}
-	sc := make([]float64, len(cands))
-	for i, c := range cands {
-		sc[i] = c.score
-	}
-	ns, no := norm(sc), norm(ov)
+	ov := rescaled(overlapScores(query, texts), func(x float64) float64 { return x })
+	sc := rescaled(cands, func(c sentence) float64 { return c.score })
 	for i := range cands {
-		cands[i].score = (1-w)*ns[i] + w*no[i]
+		cands[i].score = (1-w)*sc[i] + w*ov[i]
 	}
 }

@@ -817,7 +817,8 @@ func itemTexts(items []keyItem) []string {
 // BM25 search for it within those documents. Without BM25 it finds none.
 func (p *Pipeline) docsUsing(ctx context.Context, it keyItem, kept []Chunk, enc SparseEncoder) map[string]bool {
 	out := map[string]bool{}
-	for id, k := range p.docMentions(ctx, it, kept, enc) {
+	covers := func(text string) bool { return newEvidenceIndex(text).covers(it) }
+	for id, k := range p.docPassages(ctx, it.text, rescueHits, covers, kept, enc) {
 		// A passing mention (BERT's introduction names ImageNet once) is not the paper
 		// being about it.
 		if k >= rescueMentions {
@@ -825,12 +826,6 @@ func (p *Pipeline) docsUsing(ctx context.Context, it keyItem, kept []Chunk, enc 
 		}
 	}
 	return out
-}
-
-// docMentions counts, per kept document, the passages (of the best rescueHits) that
-// contain the item. Without BM25, or when the search fails, it is nil.
-func (p *Pipeline) docMentions(ctx context.Context, it keyItem, kept []Chunk, enc SparseEncoder) map[string]int {
-	return p.docPassages(ctx, it.text, rescueHits, func(text string) bool { return newEvidenceIndex(text).covers(it) }, kept, enc)
 }
 
 // docPassages counts, per kept document, the passages among the best limit that a

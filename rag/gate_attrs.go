@@ -2,6 +2,7 @@ package rag
 
 import (
 	"context"
+	"slices"
 	"strings"
 )
 
@@ -11,37 +12,42 @@ import (
 // refuses it. Users of a research-paper bot ask such questions often, and the answer is
 // then a confident quote about something else. The gate therefore knows the settings
 // papers report about training and refuses a question about one when no kept paper
-// mentions it anywhere outside its references. It is deliberately lenient: any mention
+// mentions it anywhere. It is deliberately lenient: any mention
 // in the paper passes, whether or not the passage states a value, so a question the paper
 // does answer is not refused for its wording.
 //
 // The list is the standard vocabulary of training hyperparameters, not names from the
 // corpus; each setting lists the words a question asks it by and the words a paper
 // reports it with.
-// attributeHits bounds the passages of the kept papers searched for a setting.
-const attributeHits = 40
-
 type attribute struct {
-	name   string   // as the refusal names it
-	asked  []string // a question asks about the setting with one of these
-	stated []string // a paper that reports the setting uses one of these
+	name   string    // as the refusal names it
+	asked  []keyItem // a question asks about the setting with one of these
+	stated []keyItem // a paper that reports the setting uses one of these
+	query  string    // the BM25 query for the stated words
+}
+
+func attr(name string, asked, stated []string) attribute {
+	return attribute{name: name, asked: phraseItems(asked), stated: phraseItems(stated), query: strings.Join(stated, " ")}
 }
 
 var attributes = []attribute{
-	{"learning rate", []string{"learning rate", "learning-rate"}, []string{"learning rate", "lr", "step size"}},
-	{"batch size", []string{"batch size", "batch sizes"}, []string{"batch", "minibatch"}},
-	{"dropout", []string{"dropout"}, []string{"dropout", "p drop"}},
-	{"weight decay", []string{"weight decay", "decay"}, []string{"decay", "l2 regularization", "l2 penalty"}},
-	{"label smoothing", []string{"smoothing"}, []string{"label smoothing"}},
-	{"warmup", []string{"warmup", "warm up"}, []string{"warmup", "warm up"}},
-	{"gradient clipping", []string{"clip", "clipping", "gradient norm", "grad norm", "max norm"}, []string{"clip", "clipping", "gradient norm", "grad norm", "max norm", "maxnorm"}},
-	{"temperature", []string{"temperature"}, []string{"temperature"}},
-	{"momentum", []string{"momentum"}, []string{"momentum"}},
-	{"epsilon", []string{"epsilon"}, []string{"epsilon", "eps"}},
-	{"epochs", []string{"epoch", "epochs"}, []string{"epoch"}},
-	{"optimizer", []string{"optimizer", "optimiser"}, []string{"optimizer", "optimiser", "adam", "adamw", "adafactor", "sgd", "gradient descent", "lamb", "rmsprop"}},
-	{"beam size", []string{"beam size", "beam width"}, []string{"beam"}},
+	attr("learning rate", []string{"learning rate", "learning-rate"}, []string{"learning rate", "lr", "step size"}),
+	attr("batch size", []string{"batch size", "batch sizes"}, []string{"batch", "minibatch"}),
+	attr("dropout", []string{"dropout"}, []string{"dropout", "p drop"}),
+	attr("weight decay", []string{"weight decay", "decay"}, []string{"decay", "l2 regularization", "l2 penalty"}),
+	attr("label smoothing", []string{"smoothing"}, []string{"label smoothing"}),
+	attr("warmup", []string{"warmup", "warm up"}, []string{"warmup", "warm up"}),
+	attr("gradient clipping", []string{"clip", "clipping", "gradient norm", "grad norm", "max norm"}, []string{"clip", "clipping", "gradient norm", "grad norm", "max norm", "maxnorm"}),
+	attr("temperature", []string{"temperature"}, []string{"temperature"}),
+	attr("momentum", []string{"momentum"}, []string{"momentum"}),
+	attr("epsilon", []string{"epsilon"}, []string{"epsilon", "eps"}),
+	attr("epochs", []string{"epoch", "epochs"}, []string{"epoch"}),
+	attr("optimizer", []string{"optimizer", "optimiser"}, []string{"optimizer", "optimiser", "adam", "adamw", "adafactor", "sgd", "gradient descent", "lamb", "rmsprop"}),
+	attr("beam size", []string{"beam size", "beam width"}, []string{"beam"}),
 }
+
+// attributeHits bounds the passages of the kept papers searched for a setting.
+const attributeHits = 40
 
 // phraseItems turns phrases into items the evidence index can look up: a word by its stem
 // (so "epochs" finds "epoch") and by its letters ("warm-up" finds "warmup").
@@ -73,24 +79,25 @@ func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept
 		return nil
 	}
 	q := newEvidenceIndex(question)
+	var keptIx []*evidenceIndex // built on the first setting asked
 	var missing []keyItem
 	for _, a := range attributes {
-		if !coversAny(q, phraseItems(a.asked)) {
+		if !coversAny(q, a.asked) {
 			continue
 		}
-		stated := phraseItems(a.stated)
-		inKept := false
-		for _, c := range kept {
-			inKept = inKept || coversAny(newEvidenceIndex(withoutReferences(c.Text)), stated)
+		if keptIx == nil {
+			for _, c := range kept {
+				keptIx = append(keptIx, newEvidenceIndex(withoutReferences(c.Text)))
+			}
 		}
-		if inKept {
+		if slices.ContainsFunc(keptIx, func(ix *evidenceIndex) bool { return coversAny(ix, a.stated) }) {
 			continue
 		}
 		// A paper's text is searched whole: a two-column page interleaves its body with
 		// its reference list, which the reference filter would drop with it. A common
 		// word like "learning" fills the first hits with other passages, hence the depth.
-		n := p.docPassages(ctx, strings.Join(a.stated, " "), attributeHits, func(text string) bool {
-			return coversAny(newEvidenceIndex(text), stated)
+		n := p.docPassages(ctx, a.query, attributeHits, func(text string) bool {
+			return coversAny(newEvidenceIndex(text), a.stated)
 		}, kept, enc)
 		if n != nil && len(n) == 0 {
 			missing = append(missing, keyItem{text: a.name, key: squeeze(a.name)})

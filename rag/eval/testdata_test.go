@@ -20,7 +20,8 @@ import (
 // MANIFEST.tsv and the other 12), judge the session-4 candidate; report6.jsonl and
 // report7.jsonl, written the same way after those were measured, judge a second one;
 // report8.jsonl and report9.jsonl, smaller, a third; report10.jsonl and report11.jsonl,
-// mostly answerable questions, re-judge the third.
+// mostly answerable questions, re-judge the third; report13.jsonl, written in session 5 over
+// the last 13 papers of MANIFEST.tsv, is fresh for the session-5 candidate.
 const (
 	tuneFile     = "testdata/tune.jsonl"
 	reportFile   = "testdata/report.jsonl"
@@ -37,6 +38,7 @@ const (
 	report9File  = "testdata/report9.jsonl"
 	report10File = "testdata/report10.jsonl"
 	report11File = "testdata/report11.jsonl"
+	report13File = "testdata/report13.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -56,6 +58,7 @@ var laterBatches = map[string]map[string]int{
 	report9File:  {"paraphrase": 1, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 12, "off-topic": 3},
 	report10File: {"paraphrase": 8, "numeric": 10, "two-paper": 2, "followup": 4, "near-miss": 4, "off-topic": 1},
 	report11File: {"paraphrase": 8, "numeric": 10, "two-paper": 2, "followup": 4, "near-miss": 4, "off-topic": 1},
+	report13File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

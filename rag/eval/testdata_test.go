@@ -20,8 +20,8 @@ import (
 // MANIFEST.tsv and the other 12), judge the session-4 candidate; report6.jsonl and
 // report7.jsonl, written the same way after those were measured, judge a second one;
 // report8.jsonl and report9.jsonl, smaller, a third; report10.jsonl and report11.jsonl,
-// mostly answerable questions, re-judge the third; report12.jsonl, written in session 5
-// from 12 of the papers, judges a session-5 candidate.
+// mostly answerable questions, re-judge the third; report12.jsonl and report13.jsonl,
+// written in session 5 over the first 12 and the last 13 papers, judge a session-5 candidate.
 const (
 	tuneFile     = "testdata/tune.jsonl"
 	reportFile   = "testdata/report.jsonl"
@@ -39,6 +39,7 @@ const (
 	report10File = "testdata/report10.jsonl"
 	report11File = "testdata/report11.jsonl"
 	report12File = "testdata/report12.jsonl"
+	report13File = "testdata/report13.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -59,6 +60,7 @@ var laterBatches = map[string]map[string]int{
 	report10File: {"paraphrase": 8, "numeric": 10, "two-paper": 2, "followup": 4, "near-miss": 4, "off-topic": 1},
 	report11File: {"paraphrase": 8, "numeric": 10, "two-paper": 2, "followup": 4, "near-miss": 4, "off-topic": 1},
 	report12File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
+	report13File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

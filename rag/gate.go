@@ -110,7 +110,7 @@ func questionItems(question string) []keyItem {
 		if name {
 			// "Natural Questions": capitalised words in a row inside a sentence are a name,
 			// and so are two joined by "of" ("Tree of Thoughts").
-			for i+1 < len(toks) && !toks[i+1].first {
+			for i+1 < len(toks) && !toks[i+1].first && !toks[i].brk {
 				if isTitle(toks[i+1].text) && classify(toks[i+1].text, false) == kindSoft {
 					text += " " + toks[i+1].text
 					i++
@@ -128,12 +128,12 @@ func questionItems(question string) []keyItem {
 			}
 		}
 		// "MS MARCO": capitals in a row are one name.
-		for kind == kindHard && isAcronym(text) && i+1 < len(toks) && !toks[i+1].first && isAcronym(toks[i+1].text) && !shouting {
+		for kind == kindHard && isAcronym(text) && i+1 < len(toks) && !toks[i+1].first && !toks[i].brk && isAcronym(toks[i+1].text) && !shouting {
 			text += " " + toks[i+1].text
 			i++
 		}
 		// "LLaMA 2", "GPT 4": a name followed by a bare version number is one name.
-		if (kind == kindHard || name) && i+1 < len(toks) && isNumber(toks[i+1].text) && !toks[i+1].first {
+		if (kind == kindHard || name) && i+1 < len(toks) && isNumber(toks[i+1].text) && !toks[i+1].first && !toks[i].brk {
 			text += " " + toks[i+1].text
 			kind, name = kindHard, false
 			i++
@@ -177,10 +177,13 @@ func withoutModifier(w string) string {
 	return w
 }
 
-// qtoken is a word of the question; first marks the first word of a sentence.
+// qtoken is a word of the question; first marks the first word of a sentence, and brk a
+// word after which a name cannot go on: a comma follows it ("MRPC, RTE") or it is an
+// acronym's or a coined name's possessive ("WNLI's NLI format", "DPR's FAISS index").
 type qtoken struct {
 	text  string
 	first bool
+	brk   bool
 }
 
 // tokenize splits a question into words, keeping hyphens, dots and percent signs inside a
@@ -190,16 +193,23 @@ func tokenize(s string) []qtoken {
 	first := true
 	// A comma ends a word unless digits follow it: "1,000,000" is one number.
 	s = digitComma.ReplaceAllString(s, "$1\x00$2")
-	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || r == '/' || r == ',' }) {
+	s = strings.ReplaceAll(s, ",", ", ")
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || r == '/' }) {
 		f = strings.ReplaceAll(f, "\x00", ",")
 		end := strings.ContainsAny(f[len(f)-1:], ".?!:;")
+		brk := strings.HasSuffix(f, ",")
 		w := strings.Trim(f, trimToken)
+		possessive := false
 		for _, suf := range []string{"'s", "’s"} {
-			w = strings.TrimSuffix(w, suf)
+			if strings.HasSuffix(w, suf) {
+				w, possessive = strings.TrimSuffix(w, suf), true
+			}
 		}
 		w = strings.Trim(w, trimToken+"-–")
+		// "Children's Book Test" is one name: only a hard name's possessive ends one.
+		brk = brk || (possessive && classify(w, false) == kindHard)
 		if w != "" {
-			out = append(out, qtoken{text: w, first: first})
+			out = append(out, qtoken{text: w, first: first, brk: brk})
 			first = false
 		}
 		if end {
@@ -650,7 +660,7 @@ func (p *Pipeline) gate(ctx context.Context, question string, kept, candidates [
 	}
 
 	if len(hard) > 0 {
-		missing, apart, holders := p.hardCoverage(ctx, hard, kept, chunkIx, enc)
+		missing, apart, holders := p.hardCoverage(ctx, hard, p.owners(ctx, hard, enc), kept, chunkIx, enc)
 		res.holders = holders
 		switch {
 		case len(missing) > 0:
@@ -700,16 +710,25 @@ func (p *Pipeline) gate(ctx context.Context, question string, kept, candidates [
 
 // hardCoverage checks the hard items against the kept passages. missing are those neither
 // a kept passage nor the rest of a kept document contains; apart are those no passage
-// names within coWindow words of the others. An item in a passage's title or found
-// elsewhere in its document is taken to be everywhere in the passage.
-func (p *Pipeline) hardCoverage(ctx context.Context, hard []keyItem, kept []Chunk, chunkIx []*evidenceIndex, enc SparseEncoder) (missing, apart []keyItem, holders []int) {
-	// everywhere[i][j]: passage i holds item j through its title or its document.
+// names within coWindow words of the others. An item in a passage's title, owned by its
+// paper (owners, per item) or found elsewhere in its document is taken to be everywhere in
+// the passage.
+func (p *Pipeline) hardCoverage(ctx context.Context, hard []keyItem, owners []string, kept []Chunk, chunkIx []*evidenceIndex, enc SparseEncoder) (missing, apart []keyItem, holders []int) {
+	// named[i][j]: passage i's paper names item j in its title or owns it.
+	named := make([][]bool, len(kept))
+	// lent[i][j]: passage i's paper names item j in its title or uses it throughout.
+	lent := make([][]bool, len(kept))
+	// everywhere[i][j]: passage i holds item j through its paper's name or its document.
 	everywhere := make([][]bool, len(kept))
 	for i, c := range kept {
+		named[i] = make([]bool, len(hard))
+		lent[i] = make([]bool, len(hard))
 		everywhere[i] = make([]bool, len(hard))
 		tix := newEvidenceIndex(c.Title)
 		for j, it := range hard {
-			everywhere[i][j] = tix.covers(it)
+			lent[i][j] = tix.covers(it)
+			named[i][j] = lent[i][j] || (owners[j] != "" && c.DocID == owners[j])
+			everywhere[i][j] = named[i][j]
 		}
 	}
 	for j, it := range hard {
@@ -723,7 +742,7 @@ func (p *Pipeline) hardCoverage(ctx context.Context, hard []keyItem, kept []Chun
 		docs := p.docsUsing(ctx, it, kept, enc)
 		for i, c := range kept {
 			if docs[c.DocID] {
-				everywhere[i][j] = true
+				everywhere[i][j], lent[i][j] = true, true
 				found = true
 			}
 		}
@@ -736,7 +755,7 @@ func (p *Pipeline) hardCoverage(ctx context.Context, hard []keyItem, kept []Chun
 	}
 	// The best passage holds the most items together; one holding all settles it.
 	holders = make([]int, len(kept))
-	bestN, best := -1, []bool(nil)
+	bestN, best, bestAt := -1, []bool(nil), 0
 	for i := range kept {
 		together := windowCover(hard, chunkIx[i], everywhere[i])
 		n := 0
@@ -746,27 +765,36 @@ func (p *Pipeline) hardCoverage(ctx context.Context, hard []keyItem, kept []Chun
 			}
 		}
 		holders[i] = n
-		tix := newEvidenceIndex(kept[i].Title)
-		for _, it := range hard {
-			if tix.covers(it) {
+		for j := range hard {
+			if named[i][j] {
 				holders[i]++
 				break
 			}
 		}
 		if n > bestN {
-			bestN, best = n, together
+			bestN, best, bestAt = n, together, i
 		}
+	}
+	// The best passage's paper is named by an item of the question: the question may
+	// compare it with the papers owning the others.
+	comparing := false
+	for j := range hard {
+		comparing = comparing || (best[j] && named[bestAt][j])
 	}
 	if bestN < len(hard) {
 		for j, it := range hard {
 			if best[j] {
 				continue
 			}
-			// Another kept paper whose title names the item answers for it: a question
-			// comparing two papers is answered from both.
+			// Another kept paper whose title names it, or whose document uses it, answers
+			// for it: a question comparing two papers is answered from both. A paper owning
+			// it answers for it when the question compares papers, or when its passage
+			// holds another of the question's items: "InstructGPT on GSM8K" is not
+			// answered by an InstructGPT passage without GSM8K beside another paper's
+			// GSM8K passage.
 			titled := false
 			for i := range kept {
-				titled = titled || everywhere[i][j]
+				titled = titled || lent[i][j] || (named[i][j] && (comparing || holdsOther(hard, j, chunkIx[i])))
 			}
 			if !titled {
 				apart = append(apart, it)
@@ -774,6 +802,16 @@ func (p *Pipeline) hardCoverage(ctx context.Context, hard []keyItem, kept []Chun
 		}
 	}
 	return nil, apart, holders
+}
+
+// holdsOther reports whether the passage contains a hard item other than the j-th.
+func holdsOther(hard []keyItem, j int, ix *evidenceIndex) bool {
+	for k, it := range hard {
+		if k != j && ix.covers(it) {
+			return true
+		}
+	}
+	return false
 }
 
 // windowCover finds where in the passage the most hard items occur within coWindow words

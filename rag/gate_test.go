@@ -38,6 +38,11 @@ func TestQuestionItems(t *testing.T) {
 		{"When SBERT is trained on STS-style data, what loss is used?", []string{"SBERT", "STS"}},
 		{"Which rank did Dettmers et al. use for QLoRA?", []string{"QLoRA"}},
 		{"How does Tree of Thoughts improve on chain-of-thought prompting?", []string{"Tree of Thoughts"}},
+		// A comma or a coined name's possessive ends a name; a plain word's does not.
+		{"Were the adapters for MRPC, RTE and STS-B trained from scratch?", []string{"MRPC", "RTE", "STS-B"}},
+		{"WNLI's NLI format is awkward; what did they do?", []string{"WNLI", "NLI"}},
+		{"How big is DPR's FAISS index?", []string{"DPR", "FAISS"}},
+		{"What does GPT-2 get on the Children's Book Test?", []string{"GPT-2", "Children Book Test"}},
 	}
 	for _, c := range cases {
 		if got := hard(c.q); !slices.Equal(got, c.want) {

@@ -3,6 +3,7 @@ package rag
 import (
 	"context"
 	"errors"
+	"regexp"
 	"strings"
 )
 
@@ -32,9 +33,104 @@ func titleNames(title string, it keyItem) bool {
 	return len(newEvidenceIndex(title).acros[k]) > 0
 }
 
+// A paper's own short name need not be in its title: "InstructGPT", "DrQA" and
+// "Fusion-in-Decoder" are each introduced by one paper ("We call the resulting models
+// InstructGPT", "we refer to it as Fusion-in-Decoder") and only cited by others. That
+// paper owns the name: a question using it is about that paper, and every passage of the
+// paper speaks of it, named or not. How often a paper uses a name does not tell: the
+// chain-of-thought paper uses "GSM8K" more than any other and does not own it.
+
+// ownerHits bounds the BM25 search for the passages that may introduce a name.
+const ownerHits = 40
+
+// introRE finds a name a passage introduces, and a parenthesised short form after it
+// ("we introduce Benchmarking-IR (BEIR)", "… “Text-to-Text Transfer Transformer” (T5)").
+// Between the verb and the name only words like "the resulting models" may stand: "we
+// present results on GSM8K" introduces nothing.
+var introRE = regexp.MustCompile(`(?i:\b(?:call|calls|called|refer to|refers to|referred to|dub|dubbed|named|term|termed|introduce|introduces|present|presents|propose|proposes|develop|develops|release|releases|our largest model,?)\s+(?:(?:the|this|these|our|it|them|as|a|an|new|resulting|final|model|models|approach|method|system|framework|family|collection|of|and|which|we|simply|hereafter)\s+){0,6})([A-Z][\p{L}0-9]*(?:-[\p{L}0-9]+)*|“[^”]{2,40}”|"[^"]{2,40}")(?:[^.()]{0,40}\(([A-Z][\p{L}0-9-]*)\))?`)
+
+// introAfterRE finds a name introduced before its definition: "“T5” refers to our model".
+var introAfterRE = regexp.MustCompile(`([A-Z][\p{L}0-9]*(?:-[\p{L}0-9]+)*|“[^”]{1,40}”|"[^"]{1,40}") (?i:refers to|denotes|stands for) our `)
+
+// introduced returns the squeezed names a text introduces.
+func introduced(text string) []string {
+	var out []string
+	for _, re := range []*regexp.Regexp{introRE, introAfterRE} {
+		for _, m := range re.FindAllStringSubmatch(text, -1) {
+			for _, n := range m[1:] {
+				if k := squeeze(n); k != "" {
+					out = append(out, k)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// variantRE is a size or variant after a model's name: "LLaMA-65B", "T5-11B",
+// "ELECTRA-Large", "Guanaco 65B". A bare version number ("GPT-2") is part of the name.
+var variantRE = regexp.MustCompile(`(?i)[-\s](?:\d+(?:\.\d+)?[bmk]|large|base|small|tiny|mini|medium|xl|xxl)$`)
+
+// owner returns the one paper that introduces the item, or the model the item is a
+// variant of, among the passages a BM25 search for it reaches; "" when none or several
+// do. Numbers name nothing.
+func (p *Pipeline) owner(ctx context.Context, it keyItem, enc SparseEncoder) string {
+	if isNumber(it.text) {
+		return ""
+	}
+	keys := map[string]bool{it.key: true}
+	query := it.text
+	if base := variantRE.ReplaceAllString(it.text, ""); base != it.text && base != "" {
+		keys[squeeze(base)] = true
+		query += " " + base
+	}
+	docs := map[string]bool{}
+	for _, h := range p.searchName(ctx, query+" introduce call refer", ownerHits, enc) {
+		for _, k := range introduced(withoutReferences(h.Chunk.Text)) {
+			if keys[k] {
+				docs[h.Chunk.DocID] = true
+			}
+		}
+	}
+	if len(docs) != 1 {
+		return ""
+	}
+	for id := range docs {
+		return id
+	}
+	return ""
+}
+
+// searchName runs a BM25 search over the whole corpus for a name; nil when there is
+// nothing to search with or it fails.
+func (p *Pipeline) searchName(ctx context.Context, query string, limit int, enc SparseEncoder) []Hit {
+	if enc == nil {
+		return nil
+	}
+	v := enc.EncodeQuery(query)
+	if len(v.Indices) == 0 {
+		return nil
+	}
+	hits, err := p.cfg.Searcher.Search(ctx, SearchRequest{Sparse: &v, Limit: limit})
+	if err != nil {
+		p.log.Warn("named papers: search", "query", query, "err", err)
+		return nil
+	}
+	return hits
+}
+
+// owners returns owner for each item.
+func (p *Pipeline) owners(ctx context.Context, items []keyItem, enc SparseEncoder) []string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = p.owner(ctx, it, enc)
+	}
+	return out
+}
+
 // namedPapers returns, per hard item of the question, the one paper whose title names it,
-// found among the papers a BM25 search for the item reaches. An item titling several
-// papers ("LLMs") names none.
+// found among the papers a BM25 search for the item reaches, or else the paper that owns
+// it. An item titling several papers ("LLMs") names none.
 func (p *Pipeline) namedPapers(ctx context.Context, question string, enc SparseEncoder) []string {
 	if enc == nil {
 		return nil
@@ -42,22 +138,18 @@ func (p *Pipeline) namedPapers(ctx context.Context, question string, enc SparseE
 	var out []string
 	seen := map[string]bool{}
 	for _, it := range questionItems(question) {
-		if !it.hard {
-			continue
-		}
-		v := enc.EncodeQuery(it.text)
-		if len(v.Indices) == 0 {
-			continue
-		}
-		hits, err := p.cfg.Searcher.Search(ctx, SearchRequest{Sparse: &v, Limit: namedSearchHits})
-		if err != nil {
-			p.log.Warn("named papers: search", "item", it.text, "err", err)
+		if !it.hard && !it.name {
 			continue
 		}
 		titled := map[string]bool{}
-		for _, h := range hits {
+		for _, h := range p.searchName(ctx, it.text, namedSearchHits, enc) {
 			if titleNames(h.Chunk.Title, it) {
 				titled[h.Chunk.DocID] = true
+			}
+		}
+		if len(titled) == 0 {
+			if id := p.owner(ctx, it, enc); id != "" {
+				titled[id] = true
 			}
 		}
 		if len(titled) != 1 {

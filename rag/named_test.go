@@ -102,3 +102,59 @@ func TestAskMissingNameFoundInKeptPaper(t *testing.T) {
 		t.Errorf("answer %q (missing %q), want a refusal naming HellaSwag", ans.Text, ans.Missing)
 	}
 }
+
+func TestIntroduced(t *testing.T) {
+	cases := []struct {
+		text string
+		want []string
+	}{
+		{"We call the resulting models InstructGPT.", []string{"instructgpt"}},
+		{"The model performs evidence fusion in the decoder only, and we refer to it as Fusion-in-Decoder.", []string{"fusionindecoder"}},
+		{"We develop DrQA, a strong system for question answering from Wikipedia.", []string{"drqa"}},
+		{"We refer to our model and framework as the “Text-to-Text Transfer Transformer” (T5).", []string{"texttotexttransfertransformer", "t5"}},
+		{"“T5” refers to our model, which we dub the “Text-to-Text Transfer Transformer”.", []string{"texttotexttransfertransformer", "t5"}},
+		{"Our largest model, GPT-2, is a 1.5B parameter Transformer.", []string{"gpt2"}},
+		// Using or evaluating on a name does not introduce it.
+		{"We present results on GSM8K and use GPT-4 to rate the outputs.", nil},
+		{"Chain-of-thought prompting reaches state of the art accuracy on GSM8K.", nil},
+	}
+	for _, c := range cases {
+		if got := introduced(c.text); !slices.Equal(got, c.want) {
+			t.Errorf("introduced(%q) = %q, want %q", c.text, got, c.want)
+		}
+	}
+}
+
+// ownedCorpus holds a paper that introduces InstructGPT on one page and reports, on
+// another, a result without naming it; and another paper's passage on GSM8K.
+var ownedCorpus = map[string]Chunk{
+	"instructIntro": {ID: "instructIntro", DocID: "instructgpt", Title: "Training language models to follow instructions with human feedback", PageStart: 1,
+		Text: "We call the resulting models InstructGPT. Labelers prefer their outputs to those of the original model."},
+	"instructPPO": {ID: "instructPPO", DocID: "instructgpt", Title: "Training language models to follow instructions with human feedback", PageStart: 14,
+		Text: "Mixing pretraining gradients into the PPO updates reduces the performance regressions on SQuAD and DROP that RLHF causes."},
+	"cotGSM": {ID: "cotGSM", DocID: "cot", Title: "Chain-of-Thought Prompting Elicits Reasoning in Large Language Models", PageStart: 6,
+		Text: "Chain-of-thought prompting reaches state of the art accuracy on GSM8K math word problems."},
+}
+
+// TestAskOwnedName: a paper's own name, which its title lacks, is spoken of in all its
+// passages, so a passage reporting its result without naming it answers; it does not make
+// another paper's passage on a benchmark the paper never reports an answer about it.
+func TestAskOwnedName(t *testing.T) {
+	p := completionPipeline(t, ownedCorpus, []string{"instructPPO", "cotGSM"},
+		trReranker{"regressions on SQuAD": 0.7, "GSM8K math": 0.8, "We call": 0.1})
+	ans, err := p.Ask(t.Context(), Question{Text: "How did InstructGPT reduce the regressions on SQuAD and DROP that RLHF caused?"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans.Refused || !slices.ContainsFunc(ans.Sources, func(s Source) bool { return s.Cited && s.Chunk.ID == "instructPPO" }) {
+		t.Fatalf("answer %q (missing %q), want the PPO passage cited", ans.Text, ans.Missing)
+	}
+
+	ans, err = p.Ask(t.Context(), Question{Text: "What accuracy does InstructGPT reach on GSM8K?"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ans.Refused {
+		t.Errorf("answer %q, want a refusal: the InstructGPT paper never reports GSM8K", ans.Text)
+	}
+}

@@ -44,6 +44,10 @@ var attributes = []attribute{
 	attr("epochs", []string{"epoch", "epochs"}, []string{"epoch"}),
 	attr("optimizer", []string{"optimizer", "optimiser"}, []string{"optimizer", "optimiser", "adam", "adamw", "adafactor", "sgd", "gradient descent", "lamb", "rmsprop"}),
 	attr("beam size", []string{"beam size", "beam width"}, []string{"beam"}),
+	attr("random seed", []string{"seed", "seeds"}, []string{"seed", "seeds"}),
+	attr("top-p", []string{"top-p", "top p", "nucleus"}, []string{"top-p", "top p", "nucleus"}),
+	attr("gradient accumulation", []string{"gradient accumulation", "accumulation steps"}, []string{"accumulation", "accumulate", "accumulated", "accumulating"}),
+	attr("Adam betas", []string{"beta1", "beta2", "β1", "β2", "betas"}, []string{"beta1", "beta2", "β1", "β2", "betas", "β"}),
 }
 
 // attributeHits bounds the passages of the kept papers searched for a setting.

@@ -41,6 +41,7 @@ func TestGateUnstatedAttribute(t *testing.T) {
 		// QLoRA's L2 is a matrix, not an L2 penalty.
 		{"a matrix named L2 is not weight decay", "What weight decay did QLoRA use?", []Chunk{attrQLoRAb}, []string{"weight decay"}, "weight decay"},
 		{"no setting asked", "How are DSI's semantic identifiers built?", []Chunk{attrDSIb}, nil, ""},
+		{"a seed the paper never states", "Which random seed did the DSI authors fix?", []Chunk{attrDSI}, []string{"random seed"}, "random seed"},
 	})
 }
 

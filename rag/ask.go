@@ -72,7 +72,7 @@ func (p *Pipeline) ask(ctx context.Context, q Question, fn func(delta string) er
 	rq := q
 	rq.Text, rq.History = query, nil
 	steered := steerDocs(q)
-	r, err := p.retrieve(ctx, rq, steered)
+	r, err := p.retrieve(ctx, rq, p.liftDocs(ctx, q.Text, steered))
 	ans.Method = r.Method
 	ans.Timings.Embed, ans.Timings.Search, ans.Timings.Rerank = r.Timings.Embed, r.Timings.Search, r.Timings.Rerank
 	if errors.Is(err, ErrNoEvidence) {
@@ -153,6 +153,22 @@ func (p *Pipeline) refuseWith(ans *Answer, fn func(string) error, streamed bool,
 		return nil
 	}
 	return fn(ans.Text)
+}
+
+// liftDocs returns the papers retrieval lifts: a follow-up's thread papers (steered), or
+// else the papers the question names (namedPapers). A question on "DrQA's Document
+// Reader" or "the LLaMA authors" competes less with other papers' passages on the same
+// topic, and a near miss about a named paper ("REALM on TriviaQA") keeps that paper's
+// passages, which the gate then finds lacking.
+func (p *Pipeline) liftDocs(ctx context.Context, question string, steered []string) []string {
+	if len(steered) > 0 || p.cfg.Sparse == nil {
+		return steered
+	}
+	enc, err := p.sparse(ctx)
+	if err != nil {
+		return nil
+	}
+	return p.namedPapers(ctx, question, enc)
 }
 
 // holdersFirst orders the hits by how many of the question's names they hold (see

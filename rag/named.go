@@ -78,6 +78,20 @@ func (p *Pipeline) owner(ctx context.Context, it keyItem, enc SparseEncoder) str
 	if isNumber(it.text) {
 		return ""
 	}
+	memo := memoOwner(ctx)
+	if memo != nil {
+		if id, ok := memo.Load(it.key); ok {
+			return id.(string)
+		}
+	}
+	id := p.findOwner(ctx, it, enc)
+	if memo != nil {
+		memo.Store(it.key, id)
+	}
+	return id
+}
+
+func (p *Pipeline) findOwner(ctx context.Context, it keyItem, enc SparseEncoder) string {
 	keys := map[string]bool{it.key: true}
 	query := it.text
 	if base := variantRE.ReplaceAllString(it.text, ""); base != it.text && base != "" {

@@ -158,3 +158,24 @@ func TestAskOwnedName(t *testing.T) {
 		t.Errorf("answer %q, want a refusal: the InstructGPT paper never reports GSM8K", ans.Text)
 	}
 }
+
+// TestAskLiftsNamedPaper: the passage stating the fact of a paper the question names is
+// searched for within that paper, where the global search did not reach it.
+func TestAskLiftsNamedPaper(t *testing.T) {
+	const title = "LLaMA: Open and Efficient Foundation Language Models"
+	llama := map[string]Chunk{
+		"llamaIntro": {ID: "llamaIntro", DocID: "llama", Title: title, PageStart: 1,
+			Text: "We introduce LLaMA, a collection of foundation language models ranging from 7B to 65B parameters."},
+		"llamaData": {ID: "llamaData", DocID: "llama", Title: title, PageStart: 2,
+			Text: "We only use publicly available data, which makes our work compatible with open-sourcing."},
+	}
+	p := completionPipeline(t, llama, []string{"llamaIntro", "bertMLM", "robBatch"},
+		trReranker{"We introduce LLaMA": 0.5, "masked language model": 0.45, "8K sequences": 0.4, "publicly available data": 0.6})
+	ans, err := p.Ask(t.Context(), Question{Text: "Why did the LLaMA authors train on publicly available data only?"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans.Refused || !slices.ContainsFunc(ans.Sources, func(s Source) bool { return s.Cited && s.Chunk.ID == "llamaData" }) {
+		t.Errorf("answer %q does not cite the passage on public data", ans.Text)
+	}
+}

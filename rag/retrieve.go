@@ -53,8 +53,9 @@ func (p *Pipeline) Retrieve(ctx context.Context, q Question) (Retrieval, error) 
 	return p.retrieve(withSparse(ctx), q, nil)
 }
 
-// retrieve is Retrieve steered to the documents of an earlier turn (see followup.go):
-// they are searched as well, and their passages lifted before the cut.
+// retrieve is Retrieve steered to some documents, an earlier turn's (see followup.go) or
+// those the question names (liftDocs): they are searched as well, and their passages
+// lifted before the cut.
 func (p *Pipeline) retrieve(ctx context.Context, q Question, steered []string) (Retrieval, error) {
 	start := time.Now()
 	r := Retrieval{Query: strings.TrimSpace(q.Text)}

@@ -17,6 +17,9 @@ type sparseOnce struct {
 	once sync.Once
 	enc  SparseEncoder
 	err  error
+	// owners memoizes Pipeline.owner by item key: the gate may run twice, and the papers
+	// a question names are looked up for retrieval and again for its evidence.
+	owners sync.Map
 }
 
 // withSparse returns ctx carrying a slot for the question's encoder (unless it has one).
@@ -25,6 +28,14 @@ func withSparse(ctx context.Context) context.Context {
 		return ctx
 	}
 	return context.WithValue(ctx, sparseKey{}, &sparseOnce{ctx: ctx})
+}
+
+// memoOwner returns the question's memo of paper owners, nil outside a question.
+func memoOwner(ctx context.Context) *sync.Map {
+	if s, ok := ctx.Value(sparseKey{}).(*sparseOnce); ok {
+		return &s.owners
+	}
+	return nil
 }
 
 // sparse returns the question's BM25 encoder: Config.Sparse's, built once per context

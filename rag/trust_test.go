@@ -156,7 +156,7 @@ func TestFollowUpSteering(t *testing.T) {
 			}
 			steered := false
 			for _, r := range s.searches {
-				steered = steered || len(r.Filter.DocIDs) > 0
+				steered = steered || slices.Contains(r.Filter.DocIDs, "bert")
 			}
 			if steered != (c.want == "bert") {
 				t.Errorf("searched the thread's paper: %v", steered)

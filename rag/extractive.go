@@ -69,9 +69,10 @@ func (p *Pipeline) extractive(ctx context.Context, query string, sources []Sourc
 	}
 	all := append([]sentence(nil), cands...) // continuations may come from any of them
 	quantity := asksQuantity(query)
-	cands = p.shortlist(query, cands, sources, quantity)
+	focus := p.withoutPaperNames(ctx, query, sources)
+	cands = p.shortlist(focus, cands, sources, quantity)
 	how := p.scoreSentences(ctx, query, cands)
-	blendOverlap(query, cands, sentenceOverlapWeight)
+	blendOverlap(focus, cands, sentenceOverlapWeight)
 	blendSourceRank(cands, sources)
 	if quantity {
 		preferQuantities(cands)
@@ -87,6 +88,44 @@ func (p *Pipeline) extractive(ctx context.Context, query string, sources []Sourc
 	}
 	quotedPages(sources, picked)
 	return b.String()
+}
+
+// withoutPaperNames drops from the query the names of the quoted papers themselves
+// ("RoBERTa" in a question on RoBERTa's results, answered from the RoBERTa paper): every
+// sentence of the paper is about it, and the few that spell its name are its summary
+// sentences ("We call this configuration RoBERTa …"), which term overlap would otherwise
+// prefer to the sentence stating the fact. Sizes and variants ("LLaMA-65B") stay.
+func (p *Pipeline) withoutPaperNames(ctx context.Context, query string, sources []Source) string {
+	var enc SparseEncoder
+	if p.cfg.Sparse != nil {
+		if e, err := p.sparse(ctx); err == nil {
+			enc = e
+		}
+	}
+	drop := map[string]bool{}
+	for _, it := range questionItems(query) {
+		if (!it.hard && !it.name) || variantRE.MatchString(it.text) {
+			continue
+		}
+		for _, s := range sources {
+			if titleNames(s.Chunk.Title, it) || (enc != nil && p.owner(ctx, it, enc) == s.Chunk.DocID) {
+				for _, w := range words(it.text) {
+					drop[w] = true
+				}
+				break
+			}
+		}
+	}
+	if len(drop) == 0 {
+		return query
+	}
+	var kept []string
+	for _, w := range words(query) {
+		if !drop[w] {
+			kept = append(kept, w)
+		}
+	}
+	return strings.Join(kept, " ")
 }
 
 // quotedPages sets each quoted source's Pages to the pages its picked sentences start on.

@@ -179,3 +179,26 @@ func TestAskLiftsNamedPaper(t *testing.T) {
 		t.Errorf("answer %q does not cite the passage on public data", ans.Text)
 	}
 }
+
+func TestWithoutPaperNames(t *testing.T) {
+	p := completionPipeline(t, ownedCorpus, nil, trReranker{})
+	roberta := Source{Chunk: trCorpus["robBatch"]}
+	instruct := Source{Chunk: ownedCorpus["instructPPO"]}
+	cases := []struct {
+		query   string
+		sources []Source
+		want    string
+	}{
+		// Named by the title, or introduced by the paper: not what tells its sentences apart.
+		{"Did RoBERTa's results get worse without NSP?", []Source{roberta}, "did s results get worse without nsp"},
+		{"How did InstructGPT reduce regressions on SQuAD?", []Source{instruct}, "how did reduce regressions on squad"},
+		// Another paper's name, a benchmark, and a size stay.
+		{"Did RoBERTa beat InstructGPT on SQuAD?", []Source{instruct}, "did roberta beat on squad"},
+		{"What does RoBERTa-large get on SQuAD?", []Source{roberta}, "What does RoBERTa-large get on SQuAD?"},
+	}
+	for _, c := range cases {
+		if got := p.withoutPaperNames(withSparse(t.Context()), c.query, c.sources); got != c.want {
+			t.Errorf("withoutPaperNames(%q) = %q, want %q", c.query, got, c.want)
+		}
+	}
+}

@@ -52,6 +52,9 @@ const (
 	rescueHits = 10
 	// coWindow is how close, in words, a passage must name the question's hard items.
 	coWindow = 20
+	// looseItems is how many hard items a question names for all but one of them
+	// together to do (see hardCoverage).
+	looseItems = 4
 	// rescueMentions is how many passages of a document must use an item for the
 	// document to count as covering it.
 	rescueMentions = 3
@@ -781,9 +784,20 @@ func (p *Pipeline) hardCoverage(ctx context.Context, hard []keyItem, owners []st
 	for j := range hard {
 		comparing = comparing || (best[j] && named[bestAt][j])
 	}
+	// The more a question names, the less likely one passage spells it all within a
+	// window: one holding all but one of four or more, the last found in the kept papers,
+	// is on the question.
+	if len(hard) >= looseItems && bestN >= len(hard)-1 {
+		return nil, nil, holders
+	}
 	if bestN < len(hard) {
 		for j, it := range hard {
 			if best[j] {
+				continue
+			}
+			// A bare number is the question's premise ("in its top 5", "all 16
+			// languages") more often than what it hinges on: found, it need not be near.
+			if isNumber(it.text) {
 				continue
 			}
 			// Another kept paper whose title names it, or whose document uses it, answers

@@ -161,6 +161,9 @@ var (
 		Text: "We index 8.8M passages; SBERT uses MS and NLI data for training, as Table 2 shows."}
 	gateAdam = Chunk{ID: "adam", DocID: "llama", Title: "LLaMA: Open and Efficient Foundation Language Models",
 		Text: "Our models are trained using the AdamW optimizer, with the following hyper-parameters: β1 = 0.9, β2 = 0.95."}
+	gateDPR = Chunk{ID: "dpr", DocID: "dpr", Title: "Dense Passage Retrieval for Open-Domain Question Answering",
+		Text: "On TREC, WebQuestions and CuratedTREC only question-answer pairs exist, so the highest-ranked BM25 passage containing the answer is the positive. " +
+			strings.Repeat("The remaining datasets come with gold passages. ", 4) + "DPR is trained on them all with FAISS, 5 epochs each."}
 	gateFill = Chunk{ID: "fill", DocID: "other", Title: "Attention Is All You Need",
 		Text: "The Transformer uses multi-head attention with 8 heads in each layer and was trained on WMT 2014."}
 )
@@ -194,7 +197,7 @@ func TestGate(t *testing.T) {
 	for i := range 3 {
 		t5Mentions = append(t5Mentions, Chunk{ID: "t5m" + string(rune('a'+i)), DocID: "t5", Text: "We call our model T5, the Text-to-Text Transfer Transformer, and evaluate T5 on GLUE."})
 	}
-	corpus := append([]Chunk{gateGPT3, gateSBERT, gateJudge, gateRefs, gateFill, gateMS, gateAdam}, t5Mentions...)
+	corpus := append([]Chunk{gateGPT3, gateSBERT, gateJudge, gateRefs, gateFill, gateMS, gateAdam, gateDPR}, t5Mentions...)
 	p := gatePipeline(t, corpus)
 	runGateCases(t, p, corpus, []gateCase{
 		{"version missing", "What accuracy does GPT-4 reach on MMLU?", []Chunk{gateGPT3}, []string{"GPT-4"}, "The papers mention GPT-3, but not GPT-4."},
@@ -212,6 +215,12 @@ func TestGate(t *testing.T) {
 		{"paraphrase without names", "How is a fixed-size sentence vector obtained from BERT's outputs?", []Chunk{gateSBERT}, nil, ""},
 		{"Greek letters spelled out", "What beta1 and beta2 values did the LLaMA authors set for AdamW?", []Chunk{gateAdam}, nil, ""},
 		{"a Greek-letter parameter the paper lacks", "What beta3 value did the LLaMA authors set for AdamW?", []Chunk{gateAdam}, []string{"beta3"}, "beta3"},
+		// Four names, three of them together and the fourth further on, answer; of three
+		// names, two together do not.
+		{"all but one of many names together", "How does DPR pick positives on TREC, WebQuestions and CuratedTREC?", []Chunk{gateDPR}, nil, ""},
+		{"two of three names together", "Are the TREC and WebQuestions positives searched with FAISS?", []Chunk{gateDPR}, []string{"FAISS"}, "do not mention FAISS"},
+		// A bare number is a premise: found, it need not stand near the names.
+		{"a number further on", "Are the TREC and WebQuestions positives trained on for 5 epochs?", []Chunk{gateDPR}, nil, ""},
 	})
 }
 

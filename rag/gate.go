@@ -1094,8 +1094,14 @@ func withoutReferences(text string) string {
 var citationStyle = regexp.MustCompile(`^[\p{Lu}][^.]{1,120}\.\s(19|20)\d\d[a-z]?\.\s`)
 
 // isReference reports a bibliography entry: a year with a venue, an author list, a URL.
+// Each kind of venue word counts once: a body paragraph with two links (a paper's
+// appendix on its code and demo) is not a reference list.
 func isReference(s string) bool {
-	signals := len(bibliographic.FindAllString(s, 3))
+	kinds := map[string]bool{}
+	for _, m := range bibliographic.FindAllString(s, -1) {
+		kinds[strings.ToLower(m)] = true
+	}
+	signals := min(len(kinds), 3)
 	if yearPattern.MatchString(s) {
 		signals++
 	}

@@ -71,6 +71,8 @@ var reportSets = []struct{ questions, floors string }{
 	{testdata("report9.jsonl"), testdata("floors9.json")},
 	{testdata("report10.jsonl"), testdata("floors10.json")},
 	{testdata("report11.jsonl"), testdata("floors11.json")},
+	{testdata("report12.jsonl"), testdata("floors12.json")},
+	{testdata("report13.jsonl"), testdata("floors13.json")},
 }
 
 func testdata(name string) string { return filepath.Join("..", "..", "rag", "eval", "testdata", name) }

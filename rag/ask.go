@@ -72,7 +72,16 @@ func (p *Pipeline) ask(ctx context.Context, q Question, fn func(delta string) er
 	rq := q
 	rq.Text, rq.History = query, nil
 	steered := steerDocs(q)
-	r, err := p.retrieve(ctx, rq, p.liftDocs(ctx, q.Text, steered))
+	// A question naming a paper ("DrQA's Document Reader", "the LLaMA authors") is searched
+	// within it as well, as a follow-up within its thread's papers: it competes less with
+	// other papers' passages on the same topic, and a near miss about a named paper ("REALM
+	// on TriviaQA") keeps that paper's passages, which the gate then finds lacking.
+	named := p.questionPapers(ctx, q.Text)
+	lift := steered
+	if len(lift) == 0 {
+		lift = named
+	}
+	r, err := p.retrieve(ctx, rq, lift)
 	ans.Method = r.Method
 	ans.Timings.Embed, ans.Timings.Search, ans.Timings.Rerank = r.Timings.Embed, r.Timings.Search, r.Timings.Rerank
 	if errors.Is(err, ErrNoEvidence) {
@@ -94,7 +103,7 @@ func (p *Pipeline) ask(ctx context.Context, q Question, fn func(delta string) er
 	} else {
 		r.Hits = sameDocs(r.Hits, steered, false)
 	}
-	r.Hits = p.withNamedPapers(ctx, q.Text, query, r.Hits)
+	r.Hits = p.withNamedPapers(ctx, named, query, r.Hits)
 	g := p.gate(ctx, q.Text, hitChunks(r.Hits), hitChunks(r.Candidates))
 	if g.refused() {
 		if hits, ok := p.withMissingFound(ctx, q.Text, query, r.Hits, g.missing); ok {
@@ -153,22 +162,6 @@ func (p *Pipeline) refuseWith(ans *Answer, fn func(string) error, streamed bool,
 		return nil
 	}
 	return fn(ans.Text)
-}
-
-// liftDocs returns the papers retrieval lifts: a follow-up's thread papers (steered), or
-// else the papers the question names (namedPapers). A question on "DrQA's Document
-// Reader" or "the LLaMA authors" competes less with other papers' passages on the same
-// topic, and a near miss about a named paper ("REALM on TriviaQA") keeps that paper's
-// passages, which the gate then finds lacking.
-func (p *Pipeline) liftDocs(ctx context.Context, question string, steered []string) []string {
-	if len(steered) > 0 || p.cfg.Sparse == nil {
-		return steered
-	}
-	enc, err := p.sparse(ctx)
-	if err != nil {
-		return nil
-	}
-	return p.namedPapers(ctx, question, enc)
 }
 
 // holdersFirst orders the hits by how many of the question's names they hold (see

@@ -142,6 +142,18 @@ func (p *Pipeline) owners(ctx context.Context, items []keyItem, enc SparseEncode
 	return out
 }
 
+// questionPapers returns the papers the question names (namedPapers); none without BM25.
+func (p *Pipeline) questionPapers(ctx context.Context, question string) []string {
+	if p.cfg.Sparse == nil {
+		return nil
+	}
+	enc, err := p.sparse(ctx)
+	if err != nil {
+		return nil
+	}
+	return p.namedPapers(ctx, question, enc)
+}
+
 // namedPapers returns, per hard item of the question, the one paper whose title names it,
 // found among the papers a BM25 search for the item reaches, or else the paper that owns
 // it. An item titling several papers ("LLMs") names none.
@@ -180,20 +192,13 @@ func (p *Pipeline) namedPapers(ctx context.Context, question string, enc SparseE
 }
 
 // withNamedPapers adds to the kept hits the best passage of each paper the question names
-// by title that none of them is from (see namedPapers). A failed search adds nothing.
-func (p *Pipeline) withNamedPapers(ctx context.Context, question, query string, hits []Scored) []Scored {
-	if p.cfg.Sparse == nil {
-		return hits
-	}
-	enc, err := p.sparse(ctx)
-	if err != nil {
-		return hits
-	}
+// (named, see questionPapers) that none of them is from. A failed search adds nothing.
+func (p *Pipeline) withNamedPapers(ctx context.Context, named []string, query string, hits []Scored) []Scored {
 	have := map[string]bool{}
 	for _, h := range hits {
 		have[h.Chunk.DocID] = true
 	}
-	for _, doc := range p.namedPapers(ctx, question, enc) {
+	for _, doc := range named {
 		if have[doc] {
 			continue
 		}

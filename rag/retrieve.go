@@ -54,7 +54,7 @@ func (p *Pipeline) Retrieve(ctx context.Context, q Question) (Retrieval, error) 
 }
 
 // retrieve is Retrieve steered to some documents, an earlier turn's (see followup.go) or
-// those the question names (liftDocs): they are searched as well, and their passages
+// those the question names (see Pipeline.ask): they are searched as well, and their passages
 // lifted before the cut.
 func (p *Pipeline) retrieve(ctx context.Context, q Question, steered []string) (Retrieval, error) {
 	start := time.Now()

@@ -713,7 +713,8 @@ func (p *Pipeline) gate(ctx context.Context, question string, kept, candidates [
 
 // hardCoverage checks the hard items against the kept passages. missing are those neither
 // a kept passage nor the rest of a kept document contains; apart are those no passage
-// names within coWindow words of the others. An item in a passage's title, owned by its
+// names within coWindow words of the others (a bare number, or the one item of four or
+// more the best passage lacks, excepted). An item in a passage's title, owned by its
 // paper (owners, per item) or found elsewhere in its document is taken to be everywhere in
 // the passage.
 func (p *Pipeline) hardCoverage(ctx context.Context, hard []keyItem, owners []string, kept []Chunk, chunkIx []*evidenceIndex, enc SparseEncoder) (missing, apart []keyItem, holders []int) {
@@ -778,17 +779,17 @@ func (p *Pipeline) hardCoverage(ctx context.Context, hard []keyItem, owners []st
 			bestN, best, bestAt = n, together, i
 		}
 	}
-	// The best passage's paper is named by an item of the question: the question may
-	// compare it with the papers owning the others.
-	comparing := false
-	for j := range hard {
-		comparing = comparing || (best[j] && named[bestAt][j])
-	}
 	// The more a question names, the less likely one passage spells it all within a
 	// window: one holding all but one of four or more, the last found in the kept papers,
 	// is on the question.
 	if len(hard) >= looseItems && bestN >= len(hard)-1 {
 		return nil, nil, holders
+	}
+	// The best passage's paper is named by an item of the question: the question may
+	// compare it with the papers owning the others.
+	comparing := false
+	for j := range hard {
+		comparing = comparing || (best[j] && named[bestAt][j])
 	}
 	if bestN < len(hard) {
 		for j, it := range hard {

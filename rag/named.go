@@ -100,7 +100,7 @@ func (p *Pipeline) findOwner(ctx context.Context, it keyItem, enc SparseEncoder)
 	}
 	docs := map[string]bool{}
 	for _, h := range p.searchName(ctx, query+" introduce call refer", ownerHits, enc) {
-		for _, k := range introduced(withoutReferences(h.Chunk.Text)) {
+		for _, k := range p.chunkIntros(h.Chunk) {
 			if keys[k] {
 				docs[h.Chunk.DocID] = true
 			}
@@ -113,6 +113,27 @@ func (p *Pipeline) findOwner(ctx context.Context, it keyItem, enc SparseEncoder)
 		return id
 	}
 	return ""
+}
+
+// introEntry is what a passage introduces, with its text's length to notice a passage
+// re-indexed under the same ID with other text.
+type introEntry struct {
+	n     int
+	names []string
+}
+
+// chunkIntros returns the names a passage introduces outside its reference list, computed
+// once per passage: the reference filter is most of an answer's cost otherwise, and a
+// corpus holds a bounded number of passages.
+func (p *Pipeline) chunkIntros(c Chunk) []string {
+	if e, ok := p.intros.Load(c.ID); ok && e.(introEntry).n == len(c.Text) {
+		return e.(introEntry).names
+	}
+	names := introduced(withoutReferences(c.Text))
+	if c.ID != "" {
+		p.intros.Store(c.ID, introEntry{n: len(c.Text), names: names})
+	}
+	return names
 }
 
 // searchName runs a BM25 search over the whole corpus for a name; nil when there is

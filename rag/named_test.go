@@ -202,3 +202,17 @@ func TestWithoutPaperNames(t *testing.T) {
 		}
 	}
 }
+
+// TestChunkIntrosReindexed: the cache of introduced names notices a passage re-indexed
+// under the same ID with other text.
+func TestChunkIntrosReindexed(t *testing.T) {
+	p := completionPipeline(t, nil, nil, trReranker{})
+	c := Chunk{ID: "c1", Text: "We call the resulting models InstructGPT."}
+	if got := p.chunkIntros(c); !slices.Equal(got, []string{"instructgpt"}) {
+		t.Fatalf("chunkIntros = %q", got)
+	}
+	c.Text = "We develop DrQA, a system for question answering."
+	if got := p.chunkIntros(c); !slices.Equal(got, []string{"drqa"}) {
+		t.Errorf("after re-indexing, chunkIntros = %q, want drqa", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"time"
 )
 
@@ -79,6 +80,8 @@ type Pipeline struct {
 	// limits reports the generator's model limits; nil when it cannot (then the prompt
 	// budget is ContextTokens alone).
 	limits func(context.Context) ModelLimits
+	// intros caches the names each passage introduces (see chunkIntros).
+	intros sync.Map
 }
 
 // New validates cfg and fills its defaults.

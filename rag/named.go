@@ -3,6 +3,7 @@ package rag
 import (
 	"context"
 	"errors"
+	"hash/fnv"
 	"regexp"
 	"strings"
 )
@@ -115,10 +116,10 @@ func (p *Pipeline) findOwner(ctx context.Context, it keyItem, enc SparseEncoder)
 	return ""
 }
 
-// introEntry is what a passage introduces, with its text's length to notice a passage
+// introEntry is what a passage introduces, with its text's hash to notice a passage
 // re-indexed under the same ID with other text.
 type introEntry struct {
-	n     int
+	sum   uint64
 	names []string
 }
 
@@ -126,12 +127,15 @@ type introEntry struct {
 // once per passage: the reference filter is most of an answer's cost otherwise, and a
 // corpus holds a bounded number of passages.
 func (p *Pipeline) chunkIntros(c Chunk) []string {
-	if e, ok := p.intros.Load(c.ID); ok && e.(introEntry).n == len(c.Text) {
+	h := fnv.New64a()
+	h.Write([]byte(c.Text))
+	sum := h.Sum64()
+	if e, ok := p.intros.Load(c.ID); ok && e.(introEntry).sum == sum {
 		return e.(introEntry).names
 	}
 	names := introduced(withoutReferences(c.Text))
 	if c.ID != "" {
-		p.intros.Store(c.ID, introEntry{n: len(c.Text), names: names})
+		p.intros.Store(c.ID, introEntry{sum: sum, names: names})
 	}
 	return names
 }

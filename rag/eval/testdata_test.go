@@ -21,7 +21,8 @@ import (
 // report7.jsonl, written the same way after those were measured, judge a second one;
 // report8.jsonl and report9.jsonl, smaller, a third; report10.jsonl and report11.jsonl,
 // mostly answerable questions, re-judge the third; report12.jsonl and report13.jsonl,
-// written in session 5 over the first 12 and the last 13 papers, judge a session-5 candidate.
+// written in session 5 over the first 12 and the last 13 papers, judge a session-5 candidate;
+// report15.jsonl, written later in session 5 over 13 papers (XLNet to DrQA), judges the next one.
 const (
 	tuneFile     = "testdata/tune.jsonl"
 	reportFile   = "testdata/report.jsonl"
@@ -40,6 +41,7 @@ const (
 	report11File = "testdata/report11.jsonl"
 	report12File = "testdata/report12.jsonl"
 	report13File = "testdata/report13.jsonl"
+	report15File = "testdata/report15.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -61,6 +63,7 @@ var laterBatches = map[string]map[string]int{
 	report11File: {"paraphrase": 8, "numeric": 10, "two-paper": 2, "followup": 4, "near-miss": 4, "off-topic": 1},
 	report12File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
 	report13File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
+	report15File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

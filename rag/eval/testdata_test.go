@@ -22,7 +22,8 @@ import (
 // report8.jsonl and report9.jsonl, smaller, a third; report10.jsonl and report11.jsonl,
 // mostly answerable questions, re-judge the third; report12.jsonl and report13.jsonl,
 // written in session 5 over the first 12 and the last 13 papers, judge a session-5 candidate;
-// report14.jsonl, a later session-5 set over the first 12 papers, judges the next one.
+// report14.jsonl and report15.jsonl, written later in session 5 the same way, judge the
+// next one.
 const (
 	tuneFile     = "testdata/tune.jsonl"
 	reportFile   = "testdata/report.jsonl"
@@ -42,6 +43,7 @@ const (
 	report12File = "testdata/report12.jsonl"
 	report13File = "testdata/report13.jsonl"
 	report14File = "testdata/report14.jsonl"
+	report15File = "testdata/report15.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -64,6 +66,7 @@ var laterBatches = map[string]map[string]int{
 	report12File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
 	report13File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
 	report14File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
+	report15File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -73,6 +73,8 @@ var reportSets = []struct{ questions, floors string }{
 	{testdata("report11.jsonl"), testdata("floors11.json")},
 	{testdata("report12.jsonl"), testdata("floors12.json")},
 	{testdata("report13.jsonl"), testdata("floors13.json")},
+	{testdata("report14.jsonl"), testdata("floors14.json")},
+	{testdata("report15.jsonl"), testdata("floors15.json")},
 }
 
 func testdata(name string) string { return filepath.Join("..", "..", "rag", "eval", "testdata", name) }

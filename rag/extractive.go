@@ -107,8 +107,12 @@ func (p *Pipeline) withoutPaperNames(ctx context.Context, query string, sources 
 		if (!it.hard && !it.name) || variantRE.MatchString(it.text) {
 			continue
 		}
+		owner := ""
+		if enc != nil {
+			owner = p.owner(ctx, it, enc)
+		}
 		for _, s := range sources {
-			if titleNames(s.Chunk.Title, it) || (enc != nil && p.owner(ctx, it, enc) == s.Chunk.DocID) {
+			if titleNames(s.Chunk.Title, it) || (owner != "" && owner == s.Chunk.DocID) {
 				for _, w := range words(it.text) {
 					drop[w] = true
 				}

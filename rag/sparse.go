@@ -17,8 +17,8 @@ type sparseOnce struct {
 	once sync.Once
 	enc  SparseEncoder
 	err  error
-	// owners memoizes Pipeline.owner by item key: the gate may run twice, and the papers
-	// a question names are looked up for retrieval and again for its evidence.
+	// owners memoizes Pipeline.owner by item key: the papers a question names, the gate
+	// (which may run twice) and the extractive answer each ask about the same names.
 	owners sync.Map
 }
 

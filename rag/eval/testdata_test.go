@@ -44,6 +44,7 @@ const (
 	report13File = "testdata/report13.jsonl"
 	report14File = "testdata/report14.jsonl"
 	report15File = "testdata/report15.jsonl"
+	report17File = "testdata/report17.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -67,6 +68,7 @@ var laterBatches = map[string]map[string]int{
 	report13File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
 	report14File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
 	report15File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
+	report17File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -45,6 +45,7 @@ const (
 	report14File = "testdata/report14.jsonl"
 	report15File = "testdata/report15.jsonl"
 	report16File = "testdata/report16.jsonl"
+	report17File = "testdata/report17.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -69,6 +70,7 @@ var laterBatches = map[string]map[string]int{
 	report14File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
 	report15File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
 	report16File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
+	report17File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -75,6 +75,8 @@ var reportSets = []struct{ questions, floors string }{
 	{testdata("report13.jsonl"), testdata("floors13.json")},
 	{testdata("report14.jsonl"), testdata("floors14.json")},
 	{testdata("report15.jsonl"), testdata("floors15.json")},
+	{testdata("report16.jsonl"), testdata("floors16.json")},
+	{testdata("report17.jsonl"), testdata("floors17.json")},
 }
 
 func testdata(name string) string { return filepath.Join("..", "..", "rag", "eval", "testdata", name) }

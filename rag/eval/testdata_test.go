@@ -23,7 +23,8 @@ import (
 // mostly answerable questions, re-judge the third; report12.jsonl and report13.jsonl,
 // written in session 5 over the first 12 and the last 13 papers, judge a session-5 candidate;
 // report14.jsonl and report15.jsonl, written later in session 5 the same way, judge the
-// next one.
+// next one; report16.jsonl and report17.jsonl, written in session 6 before its candidate
+// was built, judge that one.
 const (
 	tuneFile     = "testdata/tune.jsonl"
 	reportFile   = "testdata/report.jsonl"

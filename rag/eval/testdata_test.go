@@ -48,6 +48,7 @@ const (
 	report16File = "testdata/report16.jsonl"
 	report17File = "testdata/report17.jsonl"
 	report18File = "testdata/report18.jsonl"
+	report19File = "testdata/report19.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -74,6 +75,7 @@ var laterBatches = map[string]map[string]int{
 	report16File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
 	report17File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
 	report18File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
+	report19File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

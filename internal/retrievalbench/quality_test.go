@@ -77,6 +77,8 @@ var reportSets = []struct{ questions, floors string }{
 	{testdata("report15.jsonl"), testdata("floors15.json")},
 	{testdata("report16.jsonl"), testdata("floors16.json")},
 	{testdata("report17.jsonl"), testdata("floors17.json")},
+	{testdata("report18.jsonl"), testdata("floors18.json")},
+	{testdata("report19.jsonl"), testdata("floors19.json")},
 }
 
 func testdata(name string) string { return filepath.Join("..", "..", "rag", "eval", "testdata", name) }

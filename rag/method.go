@@ -43,15 +43,19 @@ func (p *Pipeline) Methods() []string {
 	return ms
 }
 
-// ResolveMethod returns the canonical name of method ("" means hybrid, "dense" the first
-// dense model, model names match ignoring case and punctuation), or an error wrapping
-// ErrUnknownMethod or ErrModelMissing that says what to do.
+// ResolveMethod returns the canonical name of method ("" means Config.Method, whose own
+// empty value means hybrid; "dense" the first dense model; model names match ignoring case
+// and punctuation), or an error wrapping ErrUnknownMethod or ErrModelMissing that says
+// what to do.
 func (p *Pipeline) ResolveMethod(method string) (string, error) {
 	pl, err := p.resolve(method)
 	return pl.method, err
 }
 
 func (p *Pipeline) resolve(method string) (retrievalPlan, error) {
+	if strings.TrimSpace(method) == "" {
+		method = p.cfg.Method
+	}
 	m := strings.ToLower(strings.TrimSpace(method))
 	switch {
 	case m == "" || m == MethodHybrid:

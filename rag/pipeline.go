@@ -3,7 +3,9 @@ package rag
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 )
@@ -31,6 +33,10 @@ type Config struct {
 	TopK       int     // sources kept after the cut; zero means 5
 	MinScore   float64 // reranker probability below which a candidate is dropped; zero means 0.2
 	MaxGap     float64 // stop at a drop larger than this between neighbours; zero means 0.35
+	// Method is the retrieval method of a question that names none (Question.Method empty):
+	// MethodHybrid when empty, MethodBM25 or "dense:<model>" (see Pipeline.Retrieve). New
+	// rejects one this pipeline cannot run.
+	Method string
 	// Fusion combines the retrievers; zero means RRF with k = 60. Weighted fusion without
 	// Weights weighs every retriever 1, which footnote's CLI uses (see FusedWeight).
 	Fusion Fusion
@@ -140,5 +146,13 @@ func New(cfg Config) (*Pipeline, error) {
 		}
 		cfg.Generator = watchedGenerator{Generator: cfg.Generator, count: cfg.CountTokens, speed: speed, limits: limits}
 	}
-	return &Pipeline{cfg: cfg, log: log, speed: speed, limits: limits}, nil
+	p := &Pipeline{cfg: cfg, log: log, speed: speed, limits: limits}
+	// Hybrid degrades at query time when a retriever is missing; any other default must be
+	// runnable, or every question would fail with the same error.
+	if m := strings.TrimSpace(cfg.Method); m != "" && !strings.EqualFold(m, MethodHybrid) {
+		if _, err := p.resolve(""); err != nil {
+			return nil, fmt.Errorf("default method: %w", err)
+		}
+	}
+	return p, nil
 }

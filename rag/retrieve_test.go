@@ -219,6 +219,42 @@ func TestRetrieveMethodSelection(t *testing.T) {
 	}
 }
 
+// TestRetrieveDefaultMethod: Config.Method (FOOTNOTE_METHOD) is the method of a question
+// that names none, a question's own method still wins, and a default the pipeline cannot
+// run is refused when the pipeline is built rather than on every question.
+func TestRetrieveDefaultMethod(t *testing.T) {
+	bge := &rtEmbedder{name: "bge_small_en_v1_5"}
+	for _, tt := range []struct{ def, asked, want string }{
+		{"bm25", "", "bm25"},
+		{"BM25", "", "bm25"},
+		{"dense", "", "dense:bge_small_en_v1_5"},
+		{"bm25", "hybrid", "hybrid"},
+		{"hybrid", "", "hybrid"},
+	} {
+		s := &rtSearcher{hits: rtHits(0.9)}
+		p := rtPipeline(t, rag.Config{Searcher: s, Embedders: []rag.Embedder{bge}, Sparse: rtSparseFn, Method: tt.def})
+		r, err := p.Retrieve(t.Context(), rag.Question{Text: "multi head attention", Method: tt.asked})
+		if err != nil {
+			t.Fatalf("default %q, asked %q: %v", tt.def, tt.asked, err)
+		}
+		if r.Method != tt.want {
+			t.Errorf("default %q, asked %q: method %q, want %q", tt.def, tt.asked, r.Method, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		cfg  rag.Config
+		want error
+	}{
+		{rag.Config{Searcher: &rtSearcher{}, Sparse: rtSparseFn, Method: "dense"}, rag.ErrModelMissing},
+		{rag.Config{Searcher: &rtSearcher{}, Embedders: []rag.Embedder{bge}, Method: "bm25"}, rag.ErrUnknownMethod},
+		{rag.Config{Searcher: &rtSearcher{}, Sparse: rtSparseFn, Method: "sparse"}, rag.ErrUnknownMethod},
+	} {
+		if _, err := rag.New(tt.cfg); !errors.Is(err, tt.want) {
+			t.Errorf("New with default method %q: %v, want %v", tt.cfg.Method, err, tt.want)
+		}
+	}
+}
+
 func TestRetrieveSearchRequest(t *testing.T) {
 	s := &rtSearcher{hits: rtHits(0.9)}
 	p := rtPipeline(t, rag.Config{

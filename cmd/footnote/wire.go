@@ -252,6 +252,7 @@ func (a *app) pipeline(ctx context.Context) (*rag.Pipeline, error) {
 		MaxGap:           a.cfg.MaxGap,
 		DocWeight:        a.cfg.DocWeight,
 		FusedWeight:      a.cfg.FusedWeight,
+		Method:           a.cfg.Method,
 		Fusion:           rag.Fusion{Method: a.cfg.Fusion, K: a.cfg.RRFK},
 		Generator:        gen,
 		MaxTokens:        a.cfg.LLMMaxTokens,

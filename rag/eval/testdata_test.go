@@ -50,6 +50,7 @@ const (
 	report17File = "testdata/report17.jsonl"
 	report18File = "testdata/report18.jsonl"
 	report19File = "testdata/report19.jsonl"
+	report21File = "testdata/report21.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -77,6 +78,7 @@ var laterBatches = map[string]map[string]int{
 	report17File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
 	report18File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
 	report19File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
+	report21File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

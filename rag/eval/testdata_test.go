@@ -51,6 +51,7 @@ const (
 	report18File = "testdata/report18.jsonl"
 	report19File = "testdata/report19.jsonl"
 	report20File = "testdata/report20.jsonl"
+	report21File = "testdata/report21.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -79,6 +80,7 @@ var laterBatches = map[string]map[string]int{
 	report18File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
 	report19File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
 	report20File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
+	report21File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

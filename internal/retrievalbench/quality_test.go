@@ -79,6 +79,8 @@ var reportSets = []struct{ questions, floors string }{
 	{testdata("report17.jsonl"), testdata("floors17.json")},
 	{testdata("report18.jsonl"), testdata("floors18.json")},
 	{testdata("report19.jsonl"), testdata("floors19.json")},
+	{testdata("report20.jsonl"), testdata("floors20.json")},
+	{testdata("report21.jsonl"), testdata("floors21.json")},
 }
 
 func testdata(name string) string { return filepath.Join("..", "..", "rag", "eval", "testdata", name) }

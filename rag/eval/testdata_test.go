@@ -24,7 +24,7 @@ import (
 // written in session 5 over the first 12 and the last 13 papers, judge a session-5 candidate;
 // report14.jsonl and report15.jsonl, written later in session 5 the same way, judge the
 // next one; report16.jsonl and report17.jsonl, written in session 6 before its candidate
-// was built, judge that one, and report18.jsonl and report19.jsonl, written after it,
+// was built, judge that one, and report18.jsonl … report21.jsonl, written after it,
 // measure it again.
 const (
 	tuneFile     = "testdata/tune.jsonl"

@@ -261,26 +261,13 @@ func preferQuantities(cands []sentence) {
 	}
 }
 
-// scoreSentences sets each candidate's score and returns the scorer's name. A scorer
-// that compares embeddings (the similarity reranker, or the embedder itself) scores
-// question-specific similarity (see specificScores); a cross-encoder reads question and
-// sentence together and scores as it is.
+// scoreSentences sets each candidate's score and returns the scorer's name.
 func (p *Pipeline) scoreSentences(ctx context.Context, query string, cands []sentence, sources []Source) string {
-	if e := p.similarityEmbedder(); e != nil {
-		scores, err := specificScores(ctx, e, query, cands, sources)
-		if err == nil {
-			for i := range cands {
-				cands[i].score = scores[i]
-			}
-			return "embedder:" + e.Info().Name + " less title"
-		}
-		p.log.Warn("score sentences by question-specific similarity; trying the next scorer", "err", err)
-	}
 	texts := make([]string, len(cands))
 	for i, c := range cands {
 		texts[i] = c.text
 	}
-	scores, how := p.sentenceScores(ctx, query, texts)
+	scores, how := p.sentenceScores(ctx, query, texts, cands, sources)
 	for i := range cands {
 		cands[i].score = scores[i]
 	}
@@ -293,9 +280,9 @@ func (p *Pipeline) scoreSentences(ctx context.Context, query string, cands []sen
 // citing no expected paper), none in 389. A variable only so a test can turn it off.
 var titleContrast = 0.5
 
-// similarityEmbedder is the embedder whose cosine similarity scores sentences: the one the
-// similarity reranker stands for, or the first embedder when there is no reranker; nil
-// when a cross-encoder scores.
+// similarityEmbedder is the embedder whose cosine similarity scores sentences first: the one
+// the similarity reranker stands for, or the first embedder when there is no reranker; nil
+// when a cross-encoder scores first.
 func (p *Pipeline) similarityEmbedder() Embedder {
 	if len(p.cfg.Embedders) == 0 {
 		return nil
@@ -322,11 +309,7 @@ func (p *Pipeline) similarityEmbedder() Embedder {
 // sentence that states the fact asked for. The title stands for what the paper is about
 // in general, so what is left is what the sentence shares with this question in
 // particular. A sentence from an untitled source keeps its plain similarity.
-func specificScores(ctx context.Context, e Embedder, query string, cands []sentence, sources []Source) ([]float64, error) {
-	texts := make([]string, len(cands))
-	for i, c := range cands {
-		texts[i] = c.text
-	}
+func specificScores(ctx context.Context, e Embedder, query string, texts []string, cands []sentence, sources []Source) ([]float64, error) {
 	qv, err := e.EmbedQuery(ctx, query)
 	if err != nil {
 		return nil, err
@@ -358,29 +341,28 @@ func specificScores(ctx context.Context, e Embedder, query string, cands []sente
 	return out, nil
 }
 
-func (p *Pipeline) sentenceScores(ctx context.Context, query string, texts []string) ([]float64, string) {
-	if p.cfg.Reranker != nil {
+// sentenceScores scores the candidates' texts with the first scorer that works: a
+// cross-encoder, which reads question and sentence together; then question-specific
+// embedding similarity (see specificScores), with the embedder the similarity reranker
+// stands for or else the first one; then term overlap.
+func (p *Pipeline) sentenceScores(ctx context.Context, query string, texts []string, cands []sentence, sources []Source) ([]float64, string) {
+	e := p.similarityEmbedder()
+	if p.cfg.Reranker != nil && e == nil {
 		s, err := p.cfg.Reranker.Score(ctx, query, texts)
 		if err == nil && len(s) == len(texts) {
 			return s, "reranker"
 		}
 		p.log.Warn("score sentences with the reranker; trying the next scorer", "err", err, "scores", len(s))
 	}
-	if len(p.cfg.Embedders) > 0 {
-		e := p.cfg.Embedders[0]
-		qv, err := e.EmbedQuery(ctx, query)
-		var dv [][]float32
+	if e == nil && len(p.cfg.Embedders) > 0 {
+		e = p.cfg.Embedders[0]
+	}
+	if e != nil {
+		s, err := specificScores(ctx, e, query, texts, cands, sources)
 		if err == nil {
-			dv, err = e.EmbedDocuments(ctx, texts)
+			return s, "embedder:" + e.Info().Name + " less title"
 		}
-		if err == nil && len(dv) == len(texts) {
-			s := make([]float64, len(texts))
-			for i, v := range dv {
-				s[i] = cosine(qv, v)
-			}
-			return s, "embedder:" + e.Info().Name
-		}
-		p.log.Warn("score sentences with the embedder; using term overlap", "err", err)
+		p.log.Warn("score sentences by question-specific similarity; using term overlap", "err", err)
 	}
 	return overlapScores(query, texts), "overlap"
 }

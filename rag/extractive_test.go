@@ -75,6 +75,8 @@ func TestExtractiveScorers(t *testing.T) {
 		{"reranker", Config{Reranker: fnReranker(overlapScore)}},
 		{"embedder", Config{Embedders: []Embedder{bowEmbedder{}}}},
 		{"failing reranker falls back", Config{Reranker: fnReranker(nil)}},
+		{"failing reranker falls back to the embedder", Config{Reranker: fnReranker(nil), Embedders: []Embedder{bowEmbedder{}}}},
+		{"failing embedder falls back to overlap", Config{Embedders: []Embedder{failingEmbedder{}}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -156,6 +158,17 @@ func (e bowEmbedder) EmbedDocuments(_ context.Context, texts []string) ([][]floa
 		out[i] = bow(s)
 	}
 	return out, nil
+}
+
+// failingEmbedder fails every call, so the next scorer must take over.
+type failingEmbedder struct{}
+
+func (failingEmbedder) Info() ModelInfo { return ModelInfo{Name: "failing", Dim: 64, Metric: Cosine} }
+func (failingEmbedder) EmbedQuery(context.Context, string) ([]float32, error) {
+	return nil, context.DeadlineExceeded
+}
+func (failingEmbedder) EmbedDocuments(context.Context, []string) ([][]float32, error) {
+	return nil, context.DeadlineExceeded
 }
 
 func bow(s string) []float32 {

@@ -54,12 +54,14 @@ var attributes = []attribute{
 const attributeHits = 40
 
 // phraseItems turns phrases into items the evidence index can look up: a word by its stem
-// (so "epochs" finds "epoch") and by its letters ("warm-up" finds "warmup").
+// (so "epochs" finds "epoch") and by its letters ("warm-up" finds "warmup"). A hyphenated
+// phrase is looked up by its letters only: the stem of "top-p" is "top", which "on top"
+// and "top 5" would match.
 func phraseItems(phrases []string) []keyItem {
 	var out []keyItem
 	for _, ph := range phrases {
 		out = append(out, keyItem{text: ph, key: squeeze(ph), hard: true})
-		if ts := terms(ph); len(ts) == 1 && !strings.Contains(ph, " ") {
+		if ts := terms(ph); len(ts) == 1 && !strings.ContainsAny(ph, " -") {
 			out = append(out, keyItem{text: ph, key: squeeze(ph), stem: ts[0]})
 		}
 	}

@@ -730,7 +730,7 @@ func (p *Pipeline) hardCoverage(ctx context.Context, hard []keyItem, owners []st
 		everywhere[i] = make([]bool, len(hard))
 		tix := newEvidenceIndex(c.Title)
 		for j, it := range hard {
-			lent[i][j] = tix.covers(it)
+			lent[i][j] = tix.covers(it) || titleNames(c.Title, it)
 			named[i][j] = lent[i][j] || (owners[j] != "" && c.DocID == owners[j])
 			everywhere[i][j] = named[i][j]
 		}

@@ -22,6 +22,9 @@ const namedSearchHits = 20
 // in "RoBERTa: A Robustly …", "DistilBERT" in "DistilBERT, a distilled …") is the item, or
 // the item is an acronym of the title's words ("DPR" of "Dense Passage Retrieval").
 func titleNames(title string, it keyItem) bool {
+	if base, ok := firstVersion(it); ok && titleNames(title, base) {
+		return true
+	}
 	lead, _, _ := strings.Cut(title, ":")
 	lead, _, _ = strings.Cut(lead, ",")
 	if squeeze(lead) == it.key {
@@ -179,6 +182,19 @@ func (p *Pipeline) questionPapers(ctx context.Context, question string) []string
 	return p.namedPapers(ctx, question, enc)
 }
 
+// versionOne is a name's first version spelled with its number: "GPT-1", "LLaMA 1".
+var versionOne = regexp.MustCompile(`^(\p{L}[\p{L}\d]*?)[-\s]?1$`)
+
+// firstVersion returns the name a first version went by before it had a successor: the
+// GPT-1 paper calls its model "GPT" (in its title's initials) and never "GPT-1".
+func firstVersion(it keyItem) (keyItem, bool) {
+	m := versionOne.FindStringSubmatch(it.text)
+	if m == nil || len(m[1]) < 2 {
+		return keyItem{}, false
+	}
+	return keyItem{text: m[1], key: squeeze(m[1]), hard: true, acro: isAcronym(m[1])}, true
+}
+
 // namedPapers returns, per hard item of the question, the one paper whose title names it,
 // found among the papers a BM25 search for the item reaches, or else the paper that owns
 // it. An item titling several papers ("LLMs") names none.
@@ -188,12 +204,18 @@ func (p *Pipeline) namedPapers(ctx context.Context, question string, enc SparseE
 	}
 	var out []string
 	seen := map[string]bool{}
+	// A paper that never spells its own name ("GPT", the initials of "Generative
+	// Pre-Training") is not reached by a search for the name; one for the question may.
+	var asked []Hit
 	for _, it := range questionItems(question) {
 		if !it.hard && !it.name {
 			continue
 		}
+		if asked == nil {
+			asked = p.searchName(ctx, question, namedSearchHits, enc)
+		}
 		titled := map[string]bool{}
-		for _, h := range p.searchName(ctx, it.text, namedSearchHits, enc) {
+		for _, h := range append(p.searchName(ctx, it.text, namedSearchHits, enc), asked...) {
 			if titleNames(h.Chunk.Title, it) {
 				titled[h.Chunk.DocID] = true
 			}

@@ -21,6 +21,11 @@ func TestTitleNames(t *testing.T) {
 		{"RoBERTa: A Robustly Optimized BERT Pretraining Approach", "BERT", false},
 		{"DistilBERT, a distilled version of BERT: smaller, faster", "BERT", false},
 		{"Exploring the Limits of Transfer Learning with a Unified Text-to-Text Transformer", "T5", false},
+		// A first version goes by the name it had before its successor.
+		{"Improving Language Understanding by Generative Pre-Training", "GPT", true},
+		{"Improving Language Understanding by Generative Pre-Training", "GPT-1", true},
+		{"Improving Language Understanding by Generative Pre-Training", "GPT-2", false},
+		{"Language Models are Unsupervised Multitask Learners", "GPT-1", false},
 	}
 	for _, c := range cases {
 		it := keyItem{text: c.item, key: squeeze(c.item), hard: true, acro: isAcronym(c.item)}
@@ -214,5 +219,35 @@ func TestChunkIntrosReindexed(t *testing.T) {
 	c.Text = "We develop DrQA, a reader over Wikipedia." // as long as the first
 	if got := p.chunkIntros(c); !slices.Equal(got, []string{"drqa"}) {
 		t.Errorf("after re-indexing, chunkIntros = %q, want drqa", got)
+	}
+}
+
+func TestFirstVersion(t *testing.T) {
+	for _, c := range []struct{ item, want string }{
+		{"GPT-1", "GPT"}, {"LLaMA 1", "LLaMA"}, {"gpt1", "gpt"},
+		{"GPT-2", ""}, {"L1", ""}, {"11", ""}, {"T5", ""},
+	} {
+		base, ok := firstVersion(keyItem{text: c.item, key: squeeze(c.item), hard: true})
+		if got := base.text; got != c.want || ok != (c.want != "") {
+			t.Errorf("firstVersion(%q) = %q, %v; want %q", c.item, got, ok, c.want)
+		}
+	}
+}
+
+// TestAskFirstVersionPaper: the GPT-1 paper never spells "GPT-1" or "GPT", which are the
+// initials of its title; a question asking by either name is answered from it.
+func TestAskFirstVersionPaper(t *testing.T) {
+	gpt1 := map[string]Chunk{"gpt1books": {ID: "gpt1books", DocID: "gpt1", Title: "Improving Language Understanding by Generative Pre-Training", PageStart: 4,
+		Text: "We use the BooksCorpus dataset for pre-training the language model, which contains over 7,000 unique unpublished books."}}
+	for _, q := range []string{"How many books are in the corpus GPT-1 was pre-trained on?", "How many unpublished books did the original GPT pre-train on?"} {
+		p := completionPipeline(t, gpt1, []string{"robBatch", "bertMLM"},
+			trReranker{"7,000 unique": 0.7, "8K sequences": 0.4, "masked language model": 0.35})
+		ans, err := p.Ask(t.Context(), Question{Text: q}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ans.Refused || !slices.ContainsFunc(ans.Sources, func(s Source) bool { return s.Cited && s.Chunk.ID == "gpt1books" }) {
+			t.Errorf("%q: answer %q (missing %q) does not cite the GPT-1 paper", q, ans.Text, ans.Missing)
+		}
 	}
 }

@@ -55,6 +55,9 @@ const (
 	// looseItems is how many hard items a question names for all but one of them
 	// together to do (see hardCoverage).
 	looseItems = 4
+	// tableItems is how many hard items a question names for its paper's other passages
+	// to stand in for the window (see hardCoverage).
+	tableItems = 3
 	// rescueMentions is how many passages of a document must use an item for the
 	// document to count as covering it.
 	rescueMentions = 3
@@ -103,7 +106,10 @@ func questionItems(question string) []keyItem {
 			i += 2
 			continue
 		}
-		t.text = withoutModifier(t.text)
+		// "the NQ-only DPR model": a name made an adjective ends there.
+		if m := withoutModifier(t.text); m != t.text {
+			t.text, toks[i].brk = m, true
+		}
 		kind := classify(t.text, shouting)
 		if kind == kindNone {
 			continue
@@ -164,8 +170,8 @@ func questionItems(question string) []keyItem {
 var digitComma = regexp.MustCompile(`(\d),(\d)`)
 
 // modifiers are hyphenated endings that make a name an adjective: the "STS" of
-// "STS-style data", the "BERT" of "BERT-based models".
-var modifiers = []string{"-style", "-like", "-based", "-sized", "-type", "-specific"}
+// "STS-style data", the "BERT" of "BERT-based models", the "NQ" of "the NQ-only model".
+var modifiers = []string{"-style", "-like", "-based", "-sized", "-type", "-specific", "-only"}
 
 // withoutModifier drops such an ending from a word that is a name without it.
 func withoutModifier(w string) string {
@@ -398,6 +404,11 @@ func (ix *evidenceIndex) add(text string) {
 			ix.grams[w] = append(ix.grams[w], base+i)
 			ws[i] = d
 		}
+		// "SQuAD v1.1" states the "SQuAD 1.1" of a question.
+		if len(w) > 1 && w[0] == 'v' && isNumber(w[1:]) {
+			ix.grams[w] = append(ix.grams[w], base+i)
+			ws[i] = w[1:]
+		}
 	}
 	for i, w := range orig {
 		g := ""
@@ -491,6 +502,18 @@ func (ix *evidenceIndex) at(it keyItem) []int {
 		return pos
 	}
 	if it.hard {
+		// "1.4T-token" is the paper's "1.4T tokens", "12-layer" its "12 layers".
+		if pluralable.MatchString(it.text) {
+			if pos := ix.grams[it.key+"s"]; len(pos) > 0 {
+				return pos
+			}
+		}
+		// "SQuAD 1.1" is "SQuAD v1.1".
+		if k := versionV.ReplaceAllString(it.key, "$1$2"); k != it.key {
+			if pos := ix.grams[k]; len(pos) > 0 {
+				return pos
+			}
+		}
 		if it.acro {
 			k := strings.TrimSuffix(it.key, "s")
 			return append(append([]int(nil), ix.grams[k]...), ix.acros[k]...)
@@ -517,6 +540,10 @@ func (ix *evidenceIndex) at(it keyItem) []int {
 }
 
 var (
+	// pluralable is a hyphenated name ending in a lower-case word.
+	pluralable = regexp.MustCompile(`[-–]\p{Ll}+$`)
+	// versionV is a version written with a "v": the "v1" of "squadv11".
+	versionV  = regexp.MustCompile(`([a-z])v(\d)`)
 	shortYear = regexp.MustCompile(`^([a-z]{2,})(\d\d)$`)
 	longYear  = regexp.MustCompile(`^([a-z]{2,})(?:19|20)(\d\d)$`)
 )
@@ -785,6 +812,14 @@ func (p *Pipeline) hardCoverage(ctx context.Context, hard []keyItem, owners []st
 	if len(hard) >= looseItems && bestN >= len(hard)-1 {
 		return nil, nil, holders
 	}
+	// A table sets its row names, column heads and figures further apart than a sentence
+	// does ("LTR & No NSP … 77.8" under "SQuAD (F1)"), so a question on one quotes a
+	// passage holding only some of its items within a window. When the best passage holds
+	// two or more of three or more items together and its own paper uses each of the
+	// others, the paper is on the question; a near miss names something its paper lacks.
+	if len(hard) >= tableItems && bestN >= 2 && p.docUsesAll(ctx, kept[bestAt], hard, best, enc) {
+		return nil, nil, holders
+	}
 	// The best passage's paper is named by an item of the question: the question may
 	// compare it with the papers owning the others.
 	comparing := false
@@ -817,6 +852,22 @@ func (p *Pipeline) hardCoverage(ctx context.Context, hard []keyItem, owners []st
 		}
 	}
 	return nil, apart, holders
+}
+
+// docUsesAll reports whether the document of the passage c contains every hard item
+// that held is false for, bare numbers aside, found by a BM25 search within it. Without
+// BM25 it cannot tell and reports false.
+func (p *Pipeline) docUsesAll(ctx context.Context, c Chunk, hard []keyItem, held []bool, enc SparseEncoder) bool {
+	for j, it := range hard {
+		if held[j] || isNumber(it.text) {
+			continue
+		}
+		covers := func(text string) bool { return newEvidenceIndex(withoutReferences(text)).covers(it) }
+		if p.docPassages(ctx, it.text, rescueHits, covers, []Chunk{c}, enc)[c.DocID] == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // holdsOther reports whether the passage contains a hard item other than the j-th.

@@ -54,6 +54,7 @@ const (
 	report21File = "testdata/report21.jsonl"
 	report22File = "testdata/report22.jsonl"
 	report23File = "testdata/report23.jsonl"
+	report24File = "testdata/report24.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -85,6 +86,7 @@ var laterBatches = map[string]map[string]int{
 	report21File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
 	report22File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report23File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report24File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

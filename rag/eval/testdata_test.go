@@ -52,6 +52,7 @@ const (
 	report19File = "testdata/report19.jsonl"
 	report20File = "testdata/report20.jsonl"
 	report21File = "testdata/report21.jsonl"
+	report25File = "testdata/report25.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -81,6 +82,7 @@ var laterBatches = map[string]map[string]int{
 	report19File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
 	report20File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
 	report21File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
+	report25File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -55,6 +55,7 @@ const (
 	report22File = "testdata/report22.jsonl"
 	report23File = "testdata/report23.jsonl"
 	report24File = "testdata/report24.jsonl"
+	report25File = "testdata/report25.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -87,6 +88,7 @@ var laterBatches = map[string]map[string]int{
 	report22File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report23File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report24File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report25File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

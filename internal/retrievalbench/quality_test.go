@@ -81,6 +81,10 @@ var reportSets = []struct{ questions, floors string }{
 	{testdata("report19.jsonl"), testdata("floors19.json")},
 	{testdata("report20.jsonl"), testdata("floors20.json")},
 	{testdata("report21.jsonl"), testdata("floors21.json")},
+	{testdata("report22.jsonl"), testdata("floors22.json")},
+	{testdata("report23.jsonl"), testdata("floors23.json")},
+	{testdata("report24.jsonl"), testdata("floors24.json")},
+	{testdata("report25.jsonl"), testdata("floors25.json")},
 }
 
 func testdata(name string) string { return filepath.Join("..", "..", "rag", "eval", "testdata", name) }

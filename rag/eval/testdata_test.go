@@ -25,7 +25,8 @@ import (
 // report14.jsonl and report15.jsonl, written later in session 5 the same way, judge the
 // next one; report16.jsonl and report17.jsonl, written in session 6 before its candidate
 // was built, judge that one, and report18.jsonl … report21.jsonl, written after it,
-// measure it again.
+// measure it again; report22.jsonl … report25.jsonl, written in session 7 over a quarter of
+// the papers each, judge the session-7 candidate.
 const (
 	tuneFile     = "testdata/tune.jsonl"
 	reportFile   = "testdata/report.jsonl"

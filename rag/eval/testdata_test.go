@@ -58,6 +58,7 @@ const (
 	report24File = "testdata/report24.jsonl"
 	report25File = "testdata/report25.jsonl"
 	report26File = "testdata/report26.jsonl"
+	report27File = "testdata/report27.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -92,6 +93,7 @@ var laterBatches = map[string]map[string]int{
 	report24File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report25File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report26File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report27File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

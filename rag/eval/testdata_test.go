@@ -59,6 +59,7 @@ const (
 	report25File = "testdata/report25.jsonl"
 	report26File = "testdata/report26.jsonl"
 	report27File = "testdata/report27.jsonl"
+	report28File = "testdata/report28.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -94,6 +95,7 @@ var laterBatches = map[string]map[string]int{
 	report25File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report26File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report27File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report28File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -57,6 +57,7 @@ const (
 	report23File = "testdata/report23.jsonl"
 	report24File = "testdata/report24.jsonl"
 	report25File = "testdata/report25.jsonl"
+	report29File = "testdata/report29.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -90,6 +91,7 @@ var laterBatches = map[string]map[string]int{
 	report23File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report24File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report25File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report29File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

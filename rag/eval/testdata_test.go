@@ -60,6 +60,7 @@ const (
 	report26File = "testdata/report26.jsonl"
 	report27File = "testdata/report27.jsonl"
 	report28File = "testdata/report28.jsonl"
+	report29File = "testdata/report29.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -96,6 +97,7 @@ var laterBatches = map[string]map[string]int{
 	report26File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report27File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report28File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report29File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

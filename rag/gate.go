@@ -152,7 +152,7 @@ func questionItems(question string) []keyItem {
 			continue
 		}
 		if it.hard {
-			it.acro = isAcronym(text) || shortMixed(text)
+			it.acro = isAcronym(text)
 		} else {
 			ts := terms(text)
 			if len(ts) == 0 {
@@ -255,7 +255,7 @@ func classify(w string, shouting bool) itemKind {
 		return kindHard
 	}
 	lw := strings.ToLower(w)
-	if stopwords[lw] || references[lw] || questionWords[lw] || contraction.MatchString(lw) {
+	if stopwords[lw] || references[lw] || questionWords[lw] {
 		return kindNone
 	}
 	if !shouting && innerCapital(w) {
@@ -266,10 +266,6 @@ func classify(w string, shouting bool) itemKind {
 	}
 	return kindSoft
 }
-
-// contraction is grammar ("couldn't", "they're", "we've"): a word the corpus never
-// spells, which the gate would otherwise take for a rare word the papers lack.
-var contraction = regexp.MustCompile(`^\p{L}+['’](t|re|ve|ll|d|m)$`)
 
 // questionWords are content-free in a question even though they are not stopwords.
 var questionWords = map[string]bool{
@@ -311,21 +307,6 @@ func isAcronym(w string) bool {
 	}
 	for _, r := range w {
 		if !unicode.IsUpper(r) {
-			return false
-		}
-	}
-	return true
-}
-
-// shortMixed reports a short name that begins and ends in a capital: "FiD", "GeLU",
-// whose letters are the initials of what it abbreviates ("Fusion-in-Decoder").
-func shortMixed(w string) bool {
-	rs := []rune(w)
-	if len(rs) < 3 || len(rs) > 4 || !unicode.IsUpper(rs[0]) || !unicode.IsUpper(rs[len(rs)-1]) {
-		return false
-	}
-	for _, r := range rs {
-		if !unicode.IsLetter(r) {
 			return false
 		}
 	}
@@ -527,13 +508,6 @@ func (ix *evidenceIndex) at(it keyItem) []int {
 				return pos
 			}
 		}
-		// "the 4.7M-parameter LoRA": the count the paper prints in a column headed
-		// "Parameters".
-		if m := numberUnit.FindStringSubmatch(it.text); m != nil && len(ix.stems[stemOf(m[2])]) > 0 {
-			if pos := ix.grams[squeeze(m[1])]; len(pos) > 0 {
-				return pos
-			}
-		}
 		// "SQuAD 1.1" is "SQuAD v1.1".
 		if k := versionV.ReplaceAllString(it.key, "$1$2"); k != it.key {
 			if pos := ix.grams[k]; len(pos) > 0 {
@@ -568,8 +542,6 @@ func (ix *evidenceIndex) at(it keyItem) []int {
 var (
 	// pluralable is a hyphenated name ending in a lower-case word.
 	pluralable = regexp.MustCompile(`[-–]\p{Ll}+$`)
-	// numberUnit is a count made an adjective: "4.7M-parameter", "12-layer".
-	numberUnit = regexp.MustCompile(`^(\d[\d.,]*[KMBT]?)[-–](\p{Ll}+)$`)
 	// versionV is a version written with a "v": the "v1" of "squadv11".
 	versionV  = regexp.MustCompile(`([a-z])v(\d)`)
 	shortYear = regexp.MustCompile(`^([a-z]{2,})(\d\d)$`)

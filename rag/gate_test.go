@@ -261,16 +261,13 @@ func TestEvidenceIndexYears(t *testing.T) {
 // makes another number or version match.
 func TestEvidenceIndexSpellings(t *testing.T) {
 	item := func(s string) keyItem { return keyItem{text: s, key: squeeze(s), hard: true} }
-	ix := newEvidenceIndex("LLaMA-65B was trained on 1.4T tokens with 80 layers. On SQuAD v1.1 BERT gets 93.2 F1; on SQuAD 2.0, 83.1. " +
-		"Table 4: trainable parameters per method. LoRA 4.7M 53.8 29.8 45.9.")
+	ix := newEvidenceIndex("LLaMA-65B was trained on 1.4T tokens with 80 layers. On SQuAD v1.1 BERT gets 93.2 F1; on SQuAD 2.0, 83.1.")
 	for _, c := range []struct {
 		item string
 		want bool
 	}{
 		{"1.4T-token", true}, {"80-layer", true}, {"1.0T-token", false}, {"12-layer", false},
 		{"SQuAD 1.1", true}, {"SQuAD v1.1", true}, {"SQuAD v2.0", true}, {"SQuAD 1.0", false}, {"SQuAD v3", false},
-		// A count made an adjective is the count beside its unit's column.
-		{"4.7M-parameter", true}, {"4.8M-parameter", false}, {"4.7M-head", false},
 	} {
 		if got := ix.covers(item(c.item)); got != c.want {
 			t.Errorf("covers(%q) = %v, want %v", c.item, got, c.want)
@@ -284,27 +281,6 @@ func TestEvidenceIndexSpellings(t *testing.T) {
 	}
 	if !slices.Equal(hard, []string{"NQ", "DPR"}) {
 		t.Errorf("hard items %q, want NQ and DPR: -only makes a name an adjective and ends it", hard)
-	}
-}
-
-// TestQuestionItemsGrammar: a contraction is grammar, not a word the papers lack, and a
-// short name beginning and ending in a capital ("FiD") is matched by its initials.
-func TestQuestionItemsGrammar(t *testing.T) {
-	for _, it := range questionItems("xlnet paper: couldn't BERT just put the real word back, or doesn't that work? They're unsure.") {
-		if strings.ContainsAny(it.text, "'’") {
-			t.Errorf("item %q is a contraction", it.text)
-		}
-	}
-	items := questionItems("How does FiD encode the retrieved passages?")
-	i := slices.IndexFunc(items, func(it keyItem) bool { return it.text == "FiD" })
-	if i < 0 || !items[i].acro {
-		t.Fatalf("items %+v, want FiD as an acronym", items)
-	}
-	if !newEvidenceIndex("Fusion-in-Decoder encodes each passage independently.").covers(items[i]) {
-		t.Error("Fusion-in-Decoder does not cover FiD")
-	}
-	if newEvidenceIndex("Fusion of the decoder states.").covers(items[i]) {
-		t.Error("\"Fusion of the decoder\" covers FiD")
 	}
 }
 

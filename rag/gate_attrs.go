@@ -34,8 +34,7 @@ var attributes = []attribute{
 	attr("learning rate", []string{"learning rate", "learning-rate"}, []string{"learning rate", "lr", "step size"}),
 	attr("batch size", []string{"batch size", "batch sizes"}, []string{"batch", "minibatch"}),
 	attr("dropout", []string{"dropout"}, []string{"dropout", "p drop"}),
-	// A learning rate's "decay" is no weight decay, asked or stated.
-	attr("weight decay", []string{"weight decay"}, []string{"weight decay", "l2 regularization", "l2 penalty", "l2 weight"}),
+	attr("weight decay", []string{"weight decay", "decay"}, []string{"decay", "l2 regularization", "l2 penalty"}),
 	attr("label smoothing", []string{"smoothing"}, []string{"label smoothing"}),
 	attr("warmup", []string{"warmup", "warm up"}, []string{"warmup", "warm up"}),
 	attr("gradient clipping", []string{"clip", "clipping", "gradient norm", "grad norm", "max norm"}, []string{"clip", "clipping", "gradient norm", "grad norm", "max norm", "maxnorm"}),

@@ -19,8 +19,6 @@ var (
 		Text: "BLEU is computed with SacreBLEU with exp smoothing and intl tokenization for T5."}
 	attrTransformer = Chunk{ID: "tls", DocID: "transformer", Title: "Attention Is All You Need",
 		Text: "During training, the Transformer employed label smoothing of value 0.1."}
-	attrLRDecay = Chunk{ID: "lrdecay", DocID: "lora", Title: "LoRA: Low-Rank Adaptation of Large Language Models",
-		Text: "We train LoRA with AdamW and a linear learning rate decay schedule over 5 epochs."}
 	attrPdrop = Chunk{ID: "pdrop", DocID: "transformer", Title: "Attention Is All You Need",
 		Text: "We apply a rate of P_drop = 0.1 to the output of each sub-layer of the Transformer."}
 )
@@ -28,7 +26,7 @@ var (
 // TestGateUnstatedAttribute: a question about a training setting the paper never reports is
 // refused naming it; one the paper reports, even in a passage not kept, is answered.
 func TestGateUnstatedAttribute(t *testing.T) {
-	corpus := []Chunk{attrDSI, attrDSIb, attrQLoRA, attrQLoRAb, attrT5, attrTransformer, attrPdrop, attrLRDecay}
+	corpus := []Chunk{attrDSI, attrDSIb, attrQLoRA, attrQLoRAb, attrT5, attrTransformer, attrPdrop}
 	p := gatePipeline(t, corpus)
 	runGateCases(t, p, corpus, []gateCase{
 		{"setting the paper never states", "What dropout rate did the DSI models use during training?", []Chunk{attrDSI}, []string{"dropout"}, "dropout"},
@@ -44,9 +42,6 @@ func TestGateUnstatedAttribute(t *testing.T) {
 		{"a matrix named L2 is not weight decay", "What weight decay did QLoRA use?", []Chunk{attrQLoRAb}, []string{"weight decay"}, "weight decay"},
 		{"no setting asked", "How are DSI's semantic identifiers built?", []Chunk{attrDSIb}, nil, ""},
 		{"a seed the paper never states", "Which random seed did the DSI authors fix?", []Chunk{attrDSI}, []string{"random seed"}, "random seed"},
-		// A learning rate's decay is no weight decay.
-		{"weight decay the paper never states", "What weight decay did the LoRA runs use?", []Chunk{attrLRDecay}, []string{"weight decay"}, "weight decay"},
-		{"a learning-rate decay is asked for", "What learning rate decay did the LoRA runs use?", []Chunk{attrLRDecay}, nil, ""},
 		// "top-p" is a sampling setting; "top" alone is not.
 		{"top-p the paper never states", "What top-p did the DSI models decode with?", []Chunk{attrDSI}, []string{"top-p"}, "top-p"},
 		{"a model on top is no sampling setting", "Which learning rate did the DSI models use with a classifier on top?", []Chunk{attrDSI}, nil, ""},

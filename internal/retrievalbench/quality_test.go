@@ -85,6 +85,10 @@ var reportSets = []struct{ questions, floors string }{
 	{testdata("report23.jsonl"), testdata("floors23.json")},
 	{testdata("report24.jsonl"), testdata("floors24.json")},
 	{testdata("report25.jsonl"), testdata("floors25.json")},
+	{testdata("report26.jsonl"), testdata("floors26.json")},
+	{testdata("report27.jsonl"), testdata("floors27.json")},
+	{testdata("report28.jsonl"), testdata("floors28.json")},
+	{testdata("report29.jsonl"), testdata("floors29.json")},
 }
 
 func testdata(name string) string { return filepath.Join("..", "..", "rag", "eval", "testdata", name) }

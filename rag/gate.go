@@ -404,8 +404,8 @@ func (ix *evidenceIndex) add(text string) {
 			ix.grams[w] = append(ix.grams[w], base+i)
 			ws[i] = d
 		}
-		// "SQuAD v1.1" states the "SQuAD 1.1" of a question.
-		if len(w) > 1 && w[0] == 'v' && isNumber(w[1:]) {
+		// "SQuAD v1.1" states the "SQuAD 1.1" of a question; a "V100" GPU is no version.
+		if len(w) > 1 && len(w) <= 3 && w[0] == 'v' && isNumber(w[1:]) {
 			ix.grams[w] = append(ix.grams[w], base+i)
 			ws[i] = w[1:]
 		}

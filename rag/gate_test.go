@@ -261,13 +261,15 @@ func TestEvidenceIndexYears(t *testing.T) {
 // makes another number or version match.
 func TestEvidenceIndexSpellings(t *testing.T) {
 	item := func(s string) keyItem { return keyItem{text: s, key: squeeze(s), hard: true} }
-	ix := newEvidenceIndex("LLaMA-65B was trained on 1.4T tokens with 80 layers. On SQuAD v1.1 BERT gets 93.2 F1; on SQuAD 2.0, 83.1.")
+	ix := newEvidenceIndex("LLaMA-65B was trained on 1.4T tokens with 80 layers. On SQuAD v1.1 BERT gets 93.2 F1; on SQuAD 2.0, 83.1. " +
+		"Training used NVIDIA V100 GPUs.")
 	for _, c := range []struct {
 		item string
 		want bool
 	}{
 		{"1.4T-token", true}, {"80-layer", true}, {"1.0T-token", false}, {"12-layer", false},
 		{"SQuAD 1.1", true}, {"SQuAD v1.1", true}, {"SQuAD v2.0", true}, {"SQuAD 1.0", false}, {"SQuAD v3", false},
+		{"V100", true}, {"NVIDIA V100", true}, {"NVIDIA 100", false},
 	} {
 		if got := ix.covers(item(c.item)); got != c.want {
 			t.Errorf("covers(%q) = %v, want %v", c.item, got, c.want)

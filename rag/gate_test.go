@@ -230,6 +230,16 @@ func TestGateUnseenWords(t *testing.T) {
 	if !g.refused() || !slices.Contains(g.missing, "sourdough") {
 		t.Errorf("gate %+v, want a refusal naming sourdough", g)
 	}
+	// Words the corpus never uses do not refuse a question naming what the papers hold:
+	// they are the asker's.
+	g = p.gate(t.Context(), "Did the GPT-3 folks dig up fresh placeholder piles?", []Chunk{gateGPT3}, nil)
+	if g.refused() {
+		t.Errorf("gate refused a question on GPT-3 for the asker's words: %+v", g)
+	}
+	g = p.gate(t.Context(), "How long should a grilled steak rest before I cut into it?", []Chunk{gateFill}, nil)
+	if !g.refused() {
+		t.Errorf("gate passed an off-topic question naming nothing the papers hold: %+v", g)
+	}
 	// Words the corpus uses, even if this passage lacks them, do not refuse: a paraphrase.
 	g = p.gate(t.Context(), "How many attention heads sit in each Transformer layer, and what accuracy?", []Chunk{gateFill}, nil)
 	if g.refused() {
@@ -283,6 +293,15 @@ func TestEvidenceIndexSpellings(t *testing.T) {
 	}
 	if !slices.Equal(hard, []string{"NQ", "DPR"}) {
 		t.Errorf("hard items %q, want NQ and DPR: -only makes a name an adjective and ends it", hard)
+	}
+}
+
+// TestQuestionItemsContractions: a contraction is grammar, not a word the papers lack.
+func TestQuestionItemsContractions(t *testing.T) {
+	for _, it := range questionItems("xlnet paper: couldn't BERT just put the real word back, or doesn't that work? They're unsure.") {
+		if strings.ContainsAny(it.text, "'’") {
+			t.Errorf("item %q is a contraction", it.text)
+		}
 	}
 }
 

@@ -62,6 +62,7 @@ const (
 	report27File = "testdata/report27.jsonl"
 	report28File = "testdata/report28.jsonl"
 	report29File = "testdata/report29.jsonl"
+	report33File = "testdata/report33.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -99,6 +100,7 @@ var laterBatches = map[string]map[string]int{
 	report27File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report28File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report29File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report33File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -89,6 +89,10 @@ var reportSets = []struct{ questions, floors string }{
 	{testdata("report27.jsonl"), testdata("floors27.json")},
 	{testdata("report28.jsonl"), testdata("floors28.json")},
 	{testdata("report29.jsonl"), testdata("floors29.json")},
+	{testdata("report30.jsonl"), testdata("floors30.json")},
+	{testdata("report31.jsonl"), testdata("floors31.json")},
+	{testdata("report32.jsonl"), testdata("floors32.json")},
+	{testdata("report33.jsonl"), testdata("floors33.json")},
 }
 
 func testdata(name string) string { return filepath.Join("..", "..", "rag", "eval", "testdata", name) }

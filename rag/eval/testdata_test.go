@@ -27,7 +27,8 @@ import (
 // was built, judge that one, and report18.jsonl … report21.jsonl, written after it,
 // measure it again; report22.jsonl … report25.jsonl, written in session 7 over a quarter of
 // the papers each, judge the session-7 candidate, and report26.jsonl … report29.jsonl,
-// written the same way after it shipped, the next one.
+// written the same way after it shipped, the next one, and report30.jsonl …
+// report33.jsonl a third.
 const (
 	tuneFile     = "testdata/tune.jsonl"
 	reportFile   = "testdata/report.jsonl"

@@ -30,7 +30,8 @@ import (
 //   - soft items: the other content words, weighted by their BM25 inverse document
 //     frequency in the corpus (Config.Sparse), so rare words weigh most. When the
 //     evidence covers less than gateCoverage of the question's weight and lacks a word the
-//     corpus never uses, the question is about something else ("context sufficiency").
+//     corpus never uses, and the question names nothing the evidence holds, the question
+//     is about something else ("context sufficiency").
 //
 // The reranker's score cut (Config.MinScore, Config.MaxGap) runs first and still refuses
 // what is merely dissimilar; the gate refuses what is similar but not the same.

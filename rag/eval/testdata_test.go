@@ -67,6 +67,7 @@ const (
 	report31File = "testdata/report31.jsonl"
 	report32File = "testdata/report32.jsonl"
 	report33File = "testdata/report33.jsonl"
+	report37File = "testdata/report37.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -108,6 +109,7 @@ var laterBatches = map[string]map[string]int{
 	report31File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report32File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report33File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report37File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -113,13 +113,6 @@ func (p *Pipeline) ask(ctx context.Context, q Question, fn func(delta string) er
 		}
 	}
 	if g.refused() {
-		if hits, ok := p.withMissingPapers(ctx, q.Text, query, r.Hits, g.missing); ok {
-			if g2 := p.gate(ctx, q.Text, hitChunks(hits), hitChunks(r.Candidates)); !g2.refused() {
-				r.Hits, g = hits, g2
-			}
-		}
-	}
-	if g.refused() {
 		p.log.Debug("evidence gate refused", "query", query, "missing", g.missing, "coverage", g.coverage)
 		ans.Missing = g.missing
 		err := p.refuseWith(&ans, fn, false, g.explain)

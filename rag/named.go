@@ -5,7 +5,6 @@ import (
 	"errors"
 	"hash/fnv"
 	"regexp"
-	"slices"
 	"strings"
 )
 
@@ -196,11 +195,10 @@ func firstVersion(it keyItem) (keyItem, bool) {
 	return keyItem{text: m[1], key: squeeze(m[1]), hard: true, acro: isAcronym(m[1])}, true
 }
 
-// namedPapers returns, per hard item of the question (those spelled as in only, when
-// given), the one paper whose title names it, found among the papers a BM25 search for the
-// item reaches, or else the paper that owns it. An item titling several papers ("LLMs")
-// names none.
-func (p *Pipeline) namedPapers(ctx context.Context, question string, enc SparseEncoder, only ...string) []string {
+// namedPapers returns, per hard item of the question, the one paper whose title names it,
+// found among the papers a BM25 search for the item reaches, or else the paper that owns
+// it. An item titling several papers ("LLMs") names none.
+func (p *Pipeline) namedPapers(ctx context.Context, question string, enc SparseEncoder) []string {
 	if enc == nil {
 		return nil
 	}
@@ -210,7 +208,7 @@ func (p *Pipeline) namedPapers(ctx context.Context, question string, enc SparseE
 	// Pre-Training") is not reached by a search for the name; one for the question may.
 	var asked []Hit
 	for _, it := range questionItems(question) {
-		if (!it.hard && !it.name) || (len(only) > 0 && !slices.Contains(only, it.text)) {
+		if !it.hard && !it.name {
 			continue
 		}
 		if asked == nil {
@@ -311,45 +309,6 @@ func (p *Pipeline) withMissingFound(ctx context.Context, question, query string,
 			have[c.Chunk.ID] = true
 			added = true
 			break
-		}
-	}
-	return hits, added
-}
-
-// withMissingPapers is tried when the gate still refuses for names the kept passages
-// lack: "The papers do not mention REALM" is false when the corpus holds REALM and its
-// passages only missed the score cut. For each missing name that names a paper (see
-// namedPapers) none of the hits is from, that paper's best passage for the query joins
-// the hits, below the cut or not; the gate then judges the evidence again, so a near miss
-// asking the paper about something it lacks is still refused. It reports whether it added
-// any.
-func (p *Pipeline) withMissingPapers(ctx context.Context, question, query string, hits []Scored, missing []string) ([]Scored, bool) {
-	if p.cfg.Sparse == nil {
-		return hits, false
-	}
-	enc, err := p.sparse(ctx)
-	if err != nil {
-		return hits, false
-	}
-	docs := p.namedPapers(ctx, question, enc, missing...)
-	have := map[string]bool{}
-	for _, h := range hits {
-		have[h.Chunk.DocID] = true
-	}
-	added := false
-	for _, doc := range docs {
-		if have[doc] {
-			continue
-		}
-		r, err := p.retrieve(ctx, Question{Text: query, TopK: 1, Filter: Filter{DocIDs: []string{doc}}}, nil)
-		if err != nil && !errors.Is(err, ErrNoEvidence) {
-			p.log.Warn("missing papers: retrieve", "doc", doc, "err", err)
-			continue
-		}
-		if len(r.Candidates) > 0 {
-			hits = append(hits, r.Candidates[0])
-			have[doc] = true
-			added = true
 		}
 	}
 	return hits, added

@@ -93,6 +93,10 @@ var reportSets = []struct{ questions, floors string }{
 	{testdata("report31.jsonl"), testdata("floors31.json")},
 	{testdata("report32.jsonl"), testdata("floors32.json")},
 	{testdata("report33.jsonl"), testdata("floors33.json")},
+	{testdata("report34.jsonl"), testdata("floors34.json")},
+	{testdata("report35.jsonl"), testdata("floors35.json")},
+	{testdata("report36.jsonl"), testdata("floors36.json")},
+	{testdata("report37.jsonl"), testdata("floors37.json")},
 }
 
 func testdata(name string) string { return filepath.Join("..", "..", "rag", "eval", "testdata", name) }

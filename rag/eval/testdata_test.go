@@ -28,7 +28,7 @@ import (
 // measure it again; report22.jsonl … report25.jsonl, written in session 7 over a quarter of
 // the papers each, judge the session-7 candidate, and report26.jsonl … report29.jsonl,
 // written the same way after it shipped, the next one, and report30.jsonl …
-// report33.jsonl a third.
+// report33.jsonl a third, and report34.jsonl … report37.jsonl a fourth.
 const (
 	tuneFile     = "testdata/tune.jsonl"
 	reportFile   = "testdata/report.jsonl"

@@ -264,10 +264,12 @@ func preferQuantities(cands []sentence) {
 // scoreSentences sets each candidate's score and returns the scorer's name.
 func (p *Pipeline) scoreSentences(ctx context.Context, query string, cands []sentence, sources []Source) string {
 	texts := make([]string, len(cands))
+	titles := make([]string, len(cands))
 	for i, c := range cands {
 		texts[i] = c.text
+		titles[i] = strings.TrimSpace(sources[c.src].Chunk.Title)
 	}
-	scores, how := p.sentenceScores(ctx, query, texts, cands, sources)
+	scores, how := p.sentenceScores(ctx, query, texts, titles)
 	for i := range cands {
 		cands[i].score = scores[i]
 	}
@@ -308,8 +310,9 @@ func (p *Pipeline) similarityEmbedder() Embedder {
 // adaptation strategy that …") are close to every question about the paper, and beat the
 // sentence that states the fact asked for. The title stands for what the paper is about
 // in general, so what is left is what the sentence shares with this question in
-// particular. A sentence from an untitled source keeps its plain similarity.
-func specificScores(ctx context.Context, e Embedder, query string, texts []string, cands []sentence, sources []Source) ([]float64, error) {
+// particular. titles[i] is the title of texts[i]'s paper; a sentence from an untitled
+// source keeps its plain similarity.
+func specificScores(ctx context.Context, e Embedder, query string, texts, titles []string) ([]float64, error) {
 	qv, err := e.EmbedQuery(ctx, query)
 	if err != nil {
 		return nil, err
@@ -321,20 +324,19 @@ func specificScores(ctx context.Context, e Embedder, query string, texts []strin
 	if len(dv) != len(texts) {
 		return nil, fmt.Errorf("%d vectors for %d sentences", len(dv), len(texts))
 	}
-	titles := map[string][]float32{}
-	out := make([]float64, len(cands))
-	for i, c := range cands {
+	titleVecs := map[string][]float32{}
+	out := make([]float64, len(texts))
+	for i, t := range titles {
 		out[i] = cosine(qv, dv[i])
-		t := strings.TrimSpace(sources[c.src].Chunk.Title)
 		if t == "" {
 			continue
 		}
-		tv, ok := titles[t]
+		tv, ok := titleVecs[t]
 		if !ok {
 			if tv, err = e.EmbedQuery(ctx, t); err != nil {
 				return nil, err
 			}
-			titles[t] = tv
+			titleVecs[t] = tv
 		}
 		out[i] -= titleContrast * cosine(tv, dv[i])
 	}
@@ -345,7 +347,7 @@ func specificScores(ctx context.Context, e Embedder, query string, texts []strin
 // cross-encoder, which reads question and sentence together; then question-specific
 // embedding similarity (see specificScores), with the embedder the similarity reranker
 // stands for or else the first one; then term overlap.
-func (p *Pipeline) sentenceScores(ctx context.Context, query string, texts []string, cands []sentence, sources []Source) ([]float64, string) {
+func (p *Pipeline) sentenceScores(ctx context.Context, query string, texts, titles []string) ([]float64, string) {
 	e := p.similarityEmbedder()
 	if p.cfg.Reranker != nil && e == nil {
 		s, err := p.cfg.Reranker.Score(ctx, query, texts)
@@ -358,7 +360,7 @@ func (p *Pipeline) sentenceScores(ctx context.Context, query string, texts []str
 		e = p.cfg.Embedders[0]
 	}
 	if e != nil {
-		s, err := specificScores(ctx, e, query, texts, cands, sources)
+		s, err := specificScores(ctx, e, query, texts, titles)
 		if err == nil {
 			return s, "embedder:" + e.Info().Name + " less title"
 		}

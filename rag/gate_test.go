@@ -323,6 +323,14 @@ func TestGateTable(t *testing.T) {
 		{"third name nowhere in the paper", "What RACE score does the LTR model get with a BiLSTM on top?", []Chunk{table, other}, []string{"RACE"}, "do not mention RACE"},
 		{"two names are not a table", "What does the BiLSTM reach on RACE?", []Chunk{table, other}, []string{"RACE"}, "do not mention RACE"},
 	})
+	// Without BM25 the paper cannot be searched: the window decides, as before.
+	plain, err := New(Config{Searcher: gateSearcher{corpus}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := plain.gate(t.Context(), "What SQuAD 1.1 score does the LTR model get with a BiLSTM on top?", []Chunk{table, other}, corpus); !g.refused() {
+		t.Errorf("gate without BM25 passed names a window does not hold together: %+v", g)
+	}
 }
 
 func TestWithoutReferences(t *testing.T) {

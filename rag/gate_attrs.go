@@ -46,10 +46,11 @@ func attr(name string, asked, stated []string) attribute {
 }
 
 // measure is a reported measure that a paper states as a figure with its unit ("12 hours",
-// "$4.6M"): a mention of the word alone ("training time") does not report it. The
-// question asks it by one of the words or in the way askedRe matches.
-func measure(name string, asked []string, askedRe, statedRe, query string) attribute {
-	a := attribute{name: name, asked: phraseItems(asked), statedRe: regexp.MustCompile(statedRe), query: query}
+// "$4.6M") or by the unit its table is in ("measured in milliseconds"): a mention of the
+// word alone ("training time") does not report it. The question asks it by one of the
+// words or in the way askedRe matches.
+func measure(name string, asked []string, askedRe string, stated []string, statedRe, query string) attribute {
+	a := attribute{name: name, asked: phraseItems(asked), stated: phraseItems(stated), statedRe: regexp.MustCompile(statedRe), query: query}
 	if askedRe != "" {
 		a.askedRe = regexp.MustCompile(askedRe)
 	}
@@ -92,17 +93,21 @@ var attributes = []attribute{
 	measure("timings",
 		[]string{"=hours", "=milliseconds", "=seconds", "=minutes", "=days", "gpu hours", "gpu-hours"},
 		"",
+		[]string{"in milliseconds", "in seconds", "in minutes", "in hours", "in days"},
 		// A paper reports a time as a number and its unit, in words or digits.
-		`(?i)(?:\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|few|several))\s*-?\s*(?:(?:gpu|tpu)[- ])?(?:hours?|hrs?|days?|weeks?|minutes?|mins?|ms|milliseconds?|seconds?|secs?)\b|\bper second\b|\bqps\b`,
+		// The unit follows on the same line and ends the word: "26849 MS-MARCO" is no time.
+		`(?i)(?:\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|few|several))(?:[ \t]?-[ \t]?|[ \t]{0,2})(?:(?:gpu|tpu)[- ])?(?:hours?|hrs?|days?|weeks?|minutes?|mins?|ms|milliseconds?|seconds?|secs?)(?:$|[^\w-])|\bper second\b|\bqps\b`,
 		"hours days weeks minutes seconds ms milliseconds"),
 	measure("costs in money",
 		[]string{"dollars", "dollar", "usd", "wage", "wages", "price"},
 		`(?i)\$|\bhow much (?:did|does|do|was|were|would|will)\b[^?]*\b(?:cost|spend|spent|pay|paid)\b`,
+		[]string{"in dollars", "in usd"},
 		`\$\s?\d|€\s?\d|£\s?\d|(?i)\d\s*(?:dollars|usd|cents)\b|\busd\s?\d`,
 		"dollars usd cost paid price"),
 	measure("memory sizes",
 		[]string{"gigabytes", "megabytes", "terabytes", "=gb", "=mb", "=tb", "=gib", "how much memory", "how much ram", "memory footprint"},
 		`(?i)\bhow much (?:gpu |cpu )?(?:memory|ram|disk)\b`,
+		[]string{"in gb", "in gigabytes", "in mb", "in megabytes"},
 		`(?i)\d\s*(?:gb|gib|mb|mib|tb|kb|gigabytes?|megabytes?|terabytes?|bytes)\b`,
 		"gb gigabytes mb megabytes tb memory bytes"),
 	attr("annotator agreement",

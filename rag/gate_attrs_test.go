@@ -74,6 +74,10 @@ var (
 		Text: "Training over our dataset containing 1.4T tokens takes approximately 21 days, and the cost of inference matters at scale."}
 	measQLoRA = Chunk{ID: "mqlora", DocID: "qlora", Title: "QLoRA: Efficient Finetuning of Quantized LLMs",
 		Text: "The human evaluation of Guanaco cost $528 with Amazon Mechanical Turk workers, who were paid fairly."}
+	measLoRA = Chunk{ID: "mlora", DocID: "lora", Title: "LoRA: Low-Rank Adaptation of Large Language Models",
+		Text: "Table 1: Inference latency of a single forward pass in GPT-2 medium measured in milliseconds, averaged over 100 trials."}
+	measRAG = Chunk{ID: "mrag", DocID: "rag", Title: "Retrieval-Augmented Generation for Knowledge-Intensive NLP Tasks",
+		Text: "Table 7: Number of instances per split. 13714 26849 MS-MARCO. We train RAG models on 8 V100 GPUs with mixed precision."}
 	measGPT = Chunk{ID: "mgpt", DocID: "instruct", Title: "Training language models to follow instructions",
 		Text: "Labelers of InstructGPT outputs were paid for their time and worked through the comparisons in batches."}
 )
@@ -84,11 +88,13 @@ var (
 // time", "paid", "cost") reports nothing, and a question using such a word in another
 // sense ("how long … to converge", "latency", "cost of inference") asks for no measure.
 func TestGateReportedMeasures(t *testing.T) {
-	corpus := []Chunk{measDSI, measDSIb, measLLaMA, measLLaMAb, measQLoRA, measGPT}
+	corpus := []Chunk{measDSI, measDSIb, measLLaMA, measLLaMAb, measQLoRA, measGPT, measLoRA, measRAG}
 	p := gatePipeline(t, corpus)
 	runGateCases(t, p, corpus, []gateCase{
 		{"no time in the paper", "How many milliseconds does DSI take to retrieve documents for one query?", []Chunk{measDSI}, []string{"timings"}, "timings"},
 		{"seconds", "How many seconds does DSI's retrieval take per query?", []Chunk{measDSIb}, []string{"timings"}, "timings"},
+		{"a table's unit", "How many milliseconds does a forward pass of GPT-2 medium with LoRA take?", []Chunk{measLoRA}, nil, ""},
+		{"a count before a dataset's name is no time", "How many hours did training the RAG models take on the V100 GPUs?", []Chunk{measRAG}, []string{"timings"}, "timings"},
 		// Answered in steps, or by the paper's reasoning about speed: no figure asked.
 		{"how long, in steps", "How long does DSI take to converge?", []Chunk{measDSI}, nil, ""},
 		{"latency, of reasoning", "Why does DSI's retrieval latency grow with the number of documents?", []Chunk{measDSIb}, nil, ""},

@@ -391,7 +391,7 @@ type evidenceIndex struct {
 	acros map[string][]int // initials of 2–6 consecutive words: "llm", "mlm"
 	stems map[string][]int // stemmed content words
 	upper map[string][]int // words written in capitals: "math" for "MATH"
-	lower map[string]bool  // words written in lower case
+	word  map[string]bool  // words written as words are: "math", "Math"
 	n     int              // words indexed, plus a gap between texts
 }
 
@@ -401,7 +401,7 @@ const maxGram = 6
 
 func newEvidenceIndex(texts ...string) *evidenceIndex {
 	ix := &evidenceIndex{grams: map[string][]int{}, acros: map[string][]int{}, stems: map[string][]int{},
-		upper: map[string][]int{}, lower: map[string]bool{}}
+		upper: map[string][]int{}, word: map[string]bool{}}
 	for _, text := range texts {
 		ix.add(text)
 	}
@@ -416,9 +416,12 @@ func (ix *evidenceIndex) add(text string) {
 		ws[i] = w
 		switch cs[i] {
 		case caseUpper:
-			ix.upper[w] = append(ix.upper[w], base+i)
-		case caseLower:
-			ix.lower[w] = true
+			// A heading in capitals ("PROMPT FOR MATH WORD PROBLEMS") names nothing.
+			if (i == 0 || cs[i-1] != caseUpper) && (i+1 == len(cs) || cs[i+1] != caseUpper) {
+				ix.upper[w] = append(ix.upper[w], base+i)
+			}
+		case caseWord:
+			ix.word[w] = true
 		}
 		// "two sub-layers" states the "2" of a question.
 		if d, ok := numberWords[w]; ok {
@@ -463,7 +466,7 @@ func (ix *evidenceIndex) add(text string) {
 func segWords(text string) (ws []string, brk []bool, cs []wordCase) {
 	var cur strings.Builder
 	pending := false
-	upper, lower := 0, 0
+	upper, lower, firstUpper := 0, 0, false
 	rs := []rune(text)
 	for i := 0; i < len(rs); i++ {
 		r := unicode.ToLower(rs[i])
@@ -481,6 +484,7 @@ func segWords(text string) (ws []string, brk []bool, cs []wordCase) {
 			switch {
 			case unicode.IsUpper(rs[i]):
 				upper++
+				firstUpper = firstUpper || cur.Len() == 0
 			case unicode.IsLower(rs[i]):
 				lower++
 			}
@@ -498,10 +502,10 @@ func segWords(text string) (ws []string, brk []bool, cs []wordCase) {
 		if cur.Len() > 0 {
 			ws = append(ws, cur.String())
 			brk = append(brk, pending)
-			cs = append(cs, caseOf(upper, lower))
+			cs = append(cs, caseOf(upper, lower, firstUpper))
 			cur.Reset()
 			pending = false
-			upper, lower = 0, 0
+			upper, lower, firstUpper = 0, 0, false
 		}
 		switch {
 		case strings.ContainsRune(",;:!?()[]{}\"“”", r):
@@ -513,7 +517,7 @@ func segWords(text string) (ws []string, brk []bool, cs []wordCase) {
 	if cur.Len() > 0 {
 		ws = append(ws, cur.String())
 		brk = append(brk, pending)
-		cs = append(cs, caseOf(upper, lower))
+		cs = append(cs, caseOf(upper, lower, firstUpper))
 	}
 	return ws, brk, cs
 }
@@ -522,17 +526,17 @@ func segWords(text string) (ws []string, brk []bool, cs []wordCase) {
 type wordCase int
 
 const (
-	caseMixed wordCase = iota // "BERT-base", "Adam", "4.5"
+	caseMixed wordCase = iota // "BERT-base", "SQuAD", "4.5"
 	caseUpper                 // "MATH", "DROP"
-	caseLower                 // "math", "drop"
+	caseWord                  // "math", "Math": written as a word is
 )
 
-func caseOf(upper, lower int) wordCase {
+func caseOf(upper, lower int, firstUpper bool) wordCase {
 	switch {
 	case upper >= 2 && lower == 0:
 		return caseUpper
-	case lower > 0 && upper == 0:
-		return caseLower
+	case lower > 0 && (upper == 0 || (upper == 1 && firstUpper)):
+		return caseWord
 	}
 	return caseMixed
 }
@@ -555,9 +559,9 @@ func stemOf(w string) string {
 // at returns the positions where the item occurs.
 func (ix *evidenceIndex) at(it keyItem) []int {
 	// "MATH" the benchmark is not the "math" of "math word problems", nor "RACE" four
-	// words' initials: an acronym that the evidence also writes as a lower-case word is a
-	// word made a name, found only where it is written in capitals.
-	if it.acro && ix.lower[it.key] && capsWord(it.text) {
+	// words' initials: an acronym that the evidence also writes as a word ("math", "Math")
+	// is a word made a name, found only where it is written in capitals.
+	if it.acro && ix.word[it.key] && capsWord(it.text) {
 		return ix.upper[it.key]
 	}
 	if pos := ix.grams[it.key]; len(pos) > 0 {

@@ -353,14 +353,15 @@ func TestWithoutReferences(t *testing.T) {
 }
 
 // TestEvidenceIndexWordNames: a benchmark named by a capitalised word ("MATH", "DROP") is
-// found only where it is written in capitals when the evidence also uses the word, and a
-// name ending in pluses ("DSI++") is not the name without them.
+// found only where it is written in capitals when the evidence also uses the word ("math",
+// "Math"), and not in a heading set in capitals; a name ending in pluses ("DSI++") is not
+// the name without them.
 func TestEvidenceIndexWordNames(t *testing.T) {
 	items := map[string]keyItem{}
-	for _, it := range questionItems("How does DSI++ compare with DSI on MATH, DROP and the RACE benchmark?") {
+	for _, it := range questionItems("How does DSI++ compare with DSI on MATH, DROP and the RACE benchmark for an LLM?") {
 		items[it.text] = it
 	}
-	for _, name := range []string{"DSI++", "DSI", "MATH", "DROP", "RACE"} {
+	for _, name := range []string{"DSI++", "DSI", "MATH", "DROP", "RACE", "LLM"} {
 		if !items[name].hard {
 			t.Fatalf("items %+v lack the hard name %q", items, name)
 		}
@@ -371,8 +372,10 @@ func TestEvidenceIndexWordNames(t *testing.T) {
 	}{
 		{"Chain-of-thought prompting helps on math word problems such as GSM8K.", "MATH", false},
 		{"We report accuracy on the MATH benchmark, which is harder than other math word problems.", "MATH", true},
-		// Without a lower-case "math" the capitals are not asked for.
-		{"Results on Math are in the appendix.", "MATH", true},
+		{"Math word problems are hard for language models.", "MATH", false},
+		{"TABLE 20: PROMPT FOR MATH WORD PROBLEMS. Each exemplar is a math word problem.", "MATH", false},
+		// An acronym that is no word the evidence uses is still found by its initials.
+		{"Chain-of-thought prompting helps large language models reason.", "LLM", true},
 		{"We drop the last layer before evaluating on DROP.", "DROP", true},
 		{"We drop the last layer before evaluating on reading comprehension.", "DROP", false},
 		// Initials of four words do not spell a word made a name when the word is used too.

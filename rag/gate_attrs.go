@@ -74,7 +74,7 @@ var attributes = []attribute{
 	attr("weight decay", []string{"weight decay", "decay"}, []string{"decay", "l2 regularization", "l2 penalty"}),
 	attr("label smoothing", []string{"smoothing"}, []string{"label smoothing"}),
 	attr("warmup", []string{"warmup", "warm up"}, []string{"warmup", "warm up"}),
-	attr("gradient clipping", []string{"clip", "clipping", "gradient norm", "grad norm", "max norm"}, []string{"clip", "clipping", "gradient norm", "grad norm", "max norm", "maxnorm"}),
+	attr("gradient clipping", []string{"clip", "clipping", "gradient norm", "grad norm", "max norm"}, []string{"=clip", "=clipping", "=clipped", "gradient norm", "grad norm", "max norm", "maxnorm"}),
 	attr("temperature", []string{"temperature"}, []string{"temperature"}),
 	attr("momentum", []string{"momentum"}, []string{"momentum"}),
 	attr("epsilon", []string{"epsilon"}, []string{"epsilon", "eps"}),

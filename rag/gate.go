@@ -698,7 +698,8 @@ func sparseSum(v SparseVector) float64 {
 // title of their own paper still count: a question comparing two papers is answered from
 // both.
 func (p *Pipeline) gate(ctx context.Context, question string, kept, candidates []Chunk) gateResult {
-	items := questionItems(question)
+	authors, authorNames := p.authorPapers(ctx, question)
+	items := withoutNames(questionItems(question), authorNames)
 	res := gateResult{coverage: 1}
 	if len(items) == 0 || len(kept) == 0 {
 		return res
@@ -785,7 +786,8 @@ func (p *Pipeline) gate(ctx context.Context, question string, kept, candidates [
 	if total > 0 {
 		res.coverage = covered / total
 	}
-	if miss := p.unstatedAttributes(ctx, question, subjectPapers(kept, res.holders), enc); len(miss) > 0 {
+	subject := withAuthorPapers(subjectPapers(kept, res.holders), kept, authors, slices.Max(append([]int{0}, res.holders...)) > 0)
+	if miss := p.unstatedAttributes(ctx, question, subject, enc); len(miss) > 0 {
 		res.missing = itemTexts(miss)
 		res.explain = explainMissing(miss, nil)
 		return res

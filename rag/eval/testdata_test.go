@@ -73,6 +73,7 @@ const (
 	report37File = "testdata/report37.jsonl"
 	report38File = "testdata/report38.jsonl"
 	report39File = "testdata/report39.jsonl"
+	report40File = "testdata/report40.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -120,6 +121,7 @@ var laterBatches = map[string]map[string]int{
 	report37File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report38File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report39File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report40File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

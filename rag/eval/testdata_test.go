@@ -71,6 +71,7 @@ const (
 	report35File = "testdata/report35.jsonl"
 	report36File = "testdata/report36.jsonl"
 	report37File = "testdata/report37.jsonl"
+	report41File = "testdata/report41.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -116,6 +117,7 @@ var laterBatches = map[string]map[string]int{
 	report35File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report36File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report37File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report41File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -74,6 +74,7 @@ const (
 	report38File = "testdata/report38.jsonl"
 	report39File = "testdata/report39.jsonl"
 	report40File = "testdata/report40.jsonl"
+	report41File = "testdata/report41.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -122,6 +123,7 @@ var laterBatches = map[string]map[string]int{
 	report38File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report39File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report40File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report41File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

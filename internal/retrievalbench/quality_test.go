@@ -97,6 +97,10 @@ var reportSets = []struct{ questions, floors string }{
 	{testdata("report35.jsonl"), testdata("floors35.json")},
 	{testdata("report36.jsonl"), testdata("floors36.json")},
 	{testdata("report37.jsonl"), testdata("floors37.json")},
+	{testdata("report38.jsonl"), testdata("floors38.json")},
+	{testdata("report39.jsonl"), testdata("floors39.json")},
+	{testdata("report40.jsonl"), testdata("floors40.json")},
+	{testdata("report41.jsonl"), testdata("floors41.json")},
 }
 
 func testdata(name string) string { return filepath.Join("..", "..", "rag", "eval", "testdata", name) }

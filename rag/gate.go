@@ -106,11 +106,22 @@ func questionItems(question string) []keyItem {
 		// page, is who wrote it and not what the question asks about.
 		if i+2 < len(toks) && toks[i+1].text == "et" && toks[i+2].text == "al" {
 			i += 2
+			// "Radford et al. 2018", "(Radford et al., 2018)": the year is the citation's.
+			if i+1 < len(toks) && citationYear.MatchString(toks[i+1].text) {
+				i++
+			}
 			continue
 		}
 		// "the NQ-only DPR model": a name made an adjective ends there.
 		if m := withoutModifier(t.text); m != t.text {
 			t.text, toks[i].brk = m, true
+		}
+		// "the 3-layer model": a table of model sizes states the count in a column headed
+		// "#L" and never spells "3 layers"; the count is the item, and the unit a word.
+		if m := sizeCount.FindStringSubmatch(t.text); m != nil {
+			items = append(items, keyItem{text: m[1], key: squeeze(m[1]), hard: true},
+				keyItem{text: m[2], key: squeeze(m[2]), stem: stemOf(strings.ToLower(m[2]))})
+			continue
 		}
 		kind := classify(t.text, shouting)
 		if kind == kindNone {
@@ -172,8 +183,17 @@ func questionItems(question string) []keyItem {
 var digitComma = regexp.MustCompile(`(\d),(\d)`)
 
 // modifiers are hyphenated endings that make a name an adjective: the "STS" of
-// "STS-style data", the "BERT" of "BERT-based models", the "NQ" of "the NQ-only model".
-var modifiers = []string{"-style", "-like", "-based", "-sized", "-type", "-specific", "-only"}
+// "STS-style data", the "BERT" of "BERT-based models", the "NQ" of "the NQ-only model",
+// the "NLI" of "the NLI-trained model".
+var modifiers = []string{"-style", "-like", "-based", "-sized", "-type", "-specific", "-only",
+	"-trained", "-pretrained", "-tuned", "-finetuned"}
+
+// sizeCount is a count of a model's building blocks made an adjective: "3-layer",
+// "12-head".
+var sizeCount = regexp.MustCompile(`^(\d+)[-–](layer|head|block)$`)
+
+// citationYear is the year of an author citation.
+var citationYear = regexp.MustCompile(`^(?:19|20)\d\d[a-z]?$`)
 
 // withoutModifier drops such an ending from a word that is a name without it.
 func withoutModifier(w string) string {

@@ -69,7 +69,7 @@ func (a attribute) isStated(ix *evidenceIndex, text string) bool {
 
 var attributes = []attribute{
 	attr("learning rate", []string{"learning rate", "learning-rate"}, []string{"learning rate", "lr", "step size"}),
-	attr("batch size", []string{"batch size", "batch sizes"}, []string{"batch", "minibatch"}),
+	attr("batch size", []string{"batch size", "batch sizes"}, []string{"batch", "minibatch", "batchsize"}),
 	attr("dropout", []string{"dropout"}, []string{"dropout", "p drop"}),
 	attr("weight decay", []string{"weight decay", "decay"}, []string{"decay", "l2 regularization", "l2 penalty"}),
 	attr("label smoothing", []string{"smoothing"}, []string{"label smoothing"}),

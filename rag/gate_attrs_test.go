@@ -21,6 +21,8 @@ var (
 		Text: "During training, the Transformer employed label smoothing of value 0.1."}
 	attrClips = Chunk{ID: "clips", DocID: "gpt2", Title: "Language Models are Unsupervised Multitask Learners",
 		Text: "GPT-2 continues the article: a DVD containing the four clips that were released earlier."}
+	attrBatch = Chunk{ID: "batch", DocID: "gpt2", Title: "Language Models are Unsupervised Multitask Learners",
+		Text: "The vocabulary is expanded to 50,257 and a larger batchsize of 512 is used for GPT-2."}
 	attrPdrop = Chunk{ID: "pdrop", DocID: "transformer", Title: "Attention Is All You Need",
 		Text: "We apply a rate of P_drop = 0.1 to the output of each sub-layer of the Transformer."}
 )
@@ -28,7 +30,7 @@ var (
 // TestGateUnstatedAttribute: a question about a training setting the paper never reports is
 // refused naming it; one the paper reports, even in a passage not kept, is answered.
 func TestGateUnstatedAttribute(t *testing.T) {
-	corpus := []Chunk{attrDSI, attrDSIb, attrQLoRA, attrQLoRAb, attrT5, attrTransformer, attrPdrop, attrClips}
+	corpus := []Chunk{attrDSI, attrDSIb, attrQLoRA, attrQLoRAb, attrT5, attrTransformer, attrPdrop, attrClips, attrBatch}
 	p := gatePipeline(t, corpus)
 	runGateCases(t, p, corpus, []gateCase{
 		{"setting the paper never states", "What dropout rate did the DSI models use during training?", []Chunk{attrDSI}, []string{"dropout"}, "dropout"},
@@ -40,6 +42,7 @@ func TestGateUnstatedAttribute(t *testing.T) {
 		{"BLEU smoothing is not label smoothing", "What label smoothing did T5 use?", []Chunk{attrT5}, []string{"label smoothing"}, "label smoothing"},
 		{"label smoothing stated", "What label smoothing did the Transformer use?", []Chunk{attrTransformer}, nil, ""},
 		{"grad norm found elsewhere in the paper", "What max grad norm did QLoRA use?", []Chunk{attrQLoRAb}, nil, ""},
+		{"batch size written as one word", "What batch size did GPT-2 use?", []Chunk{attrBatch}, nil, ""},
 		// A sample's video clips are no gradient clipping.
 		{"clips are not clipping", "What gradient clipping threshold did GPT-2 use?", []Chunk{attrClips}, []string{"gradient clipping"}, "gradient clipping"},
 		// QLoRA's L2 is a matrix, not an L2 penalty.

@@ -389,3 +389,30 @@ func TestEvidenceIndexWordNames(t *testing.T) {
 		}
 	}
 }
+
+// TestQuestionItemsCitationsAndSizes: an author citation's year is the citation's, "-trained"
+// makes a name an adjective, and a count of layers or heads is a count (a size table states
+// it in a column, never as "3 layers") beside the word for the unit.
+func TestQuestionItemsCitationsAndSizes(t *testing.T) {
+	for _, c := range []struct {
+		q    string
+		hard []string
+	}{
+		{"What accuracy did the original GPT (Radford et al. 2018) reach on SNLI?", []string{"GPT", "SNLI"}},
+		{"What did Radford et al., 2018 report on SNLI?", []string{"SNLI"}},
+		{"What did the 2018 GPT report on SNLI?", []string{"2018", "GPT", "SNLI"}},
+		{"What average does the large NLI-trained model reach?", []string{"NLI"}},
+		{"What MNLI accuracy does the 3-layer BERT get?", []string{"MNLI", "3", "BERT"}},
+		{"What does QLoRA's 4-bit NormalFloat keep?", []string{"QLoRA", "4-bit", "NormalFloat"}},
+	} {
+		var hard []string
+		for _, it := range questionItems(c.q) {
+			if it.hard {
+				hard = append(hard, it.text)
+			}
+		}
+		if !slices.Equal(hard, c.hard) {
+			t.Errorf("%q: hard items %q, want %q", c.q, hard, c.hard)
+		}
+	}
+}

@@ -76,6 +76,7 @@ const (
 	report40File = "testdata/report40.jsonl"
 	report41File = "testdata/report41.jsonl"
 	report42File = "testdata/report42.jsonl"
+	report43File = "testdata/report43.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -126,6 +127,7 @@ var laterBatches = map[string]map[string]int{
 	report40File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report41File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 1},
 	report42File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report43File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -77,6 +77,7 @@ const (
 	report41File = "testdata/report41.jsonl"
 	report42File = "testdata/report42.jsonl"
 	report43File = "testdata/report43.jsonl"
+	report44File = "testdata/report44.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -128,6 +129,7 @@ var laterBatches = map[string]map[string]int{
 	report41File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 1},
 	report42File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report43File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report44File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

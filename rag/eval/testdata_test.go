@@ -75,6 +75,7 @@ const (
 	report39File = "testdata/report39.jsonl"
 	report40File = "testdata/report40.jsonl"
 	report41File = "testdata/report41.jsonl"
+	report45File = "testdata/report45.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -124,6 +125,7 @@ var laterBatches = map[string]map[string]int{
 	report39File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report40File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report41File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 1},
+	report45File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

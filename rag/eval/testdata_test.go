@@ -78,6 +78,7 @@ const (
 	report42File = "testdata/report42.jsonl"
 	report43File = "testdata/report43.jsonl"
 	report44File = "testdata/report44.jsonl"
+	report45File = "testdata/report45.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -130,6 +131,7 @@ var laterBatches = map[string]map[string]int{
 	report42File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report43File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report44File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report45File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

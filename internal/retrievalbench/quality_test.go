@@ -101,6 +101,10 @@ var reportSets = []struct{ questions, floors string }{
 	{testdata("report39.jsonl"), testdata("floors39.json")},
 	{testdata("report40.jsonl"), testdata("floors40.json")},
 	{testdata("report41.jsonl"), testdata("floors41.json")},
+	{testdata("report42.jsonl"), testdata("floors42.json")},
+	{testdata("report43.jsonl"), testdata("floors43.json")},
+	{testdata("report44.jsonl"), testdata("floors44.json")},
+	{testdata("report45.jsonl"), testdata("floors45.json")},
 }
 
 func testdata(name string) string { return filepath.Join("..", "..", "rag", "eval", "testdata", name) }

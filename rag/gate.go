@@ -106,11 +106,22 @@ func questionItems(question string) []keyItem {
 		// page, is who wrote it and not what the question asks about.
 		if i+2 < len(toks) && toks[i+1].text == "et" && toks[i+2].text == "al" {
 			i += 2
+			// "Radford et al. 2018", "(Radford et al., 2018)": the year is the citation's.
+			if i+1 < len(toks) && citationYear.MatchString(toks[i+1].text) {
+				i++
+			}
 			continue
 		}
 		// "the NQ-only DPR model": a name made an adjective ends there.
 		if m := withoutModifier(t.text); m != t.text {
 			t.text, toks[i].brk = m, true
+		}
+		// "the 3-layer model": a table of model sizes states the count in a column headed
+		// "#L" and never spells "3 layers"; the count is the item, and the unit a word.
+		if m := sizeCount.FindStringSubmatch(t.text); m != nil {
+			items = append(items, keyItem{text: m[1], key: squeeze(m[1]), hard: true},
+				keyItem{text: m[2], key: squeeze(m[2]), stem: stemOf(strings.ToLower(m[2]))})
+			continue
 		}
 		kind := classify(t.text, shouting)
 		if kind == kindNone {
@@ -172,8 +183,17 @@ func questionItems(question string) []keyItem {
 var digitComma = regexp.MustCompile(`(\d),(\d)`)
 
 // modifiers are hyphenated endings that make a name an adjective: the "STS" of
-// "STS-style data", the "BERT" of "BERT-based models", the "NQ" of "the NQ-only model".
-var modifiers = []string{"-style", "-like", "-based", "-sized", "-type", "-specific", "-only"}
+// "STS-style data", the "BERT" of "BERT-based models", the "NQ" of "the NQ-only model",
+// the "NLI" of "the NLI-trained model".
+var modifiers = []string{"-style", "-like", "-based", "-sized", "-type", "-specific", "-only",
+	"-trained", "-pretrained", "-tuned", "-finetuned"}
+
+// sizeCount is a count of a model's building blocks made an adjective: "3-layer",
+// "12-head".
+var sizeCount = regexp.MustCompile(`^(\d+)[-–](layer|head|block)$`)
+
+// citationYear is the year of an author citation.
+var citationYear = regexp.MustCompile(`^(?:19|20)\d\d[a-z]?$`)
 
 // withoutModifier drops such an ending from a word that is a name without it.
 func withoutModifier(w string) string {
@@ -354,11 +374,17 @@ func upperShare(s string) float64 {
 	return float64(up) / float64(letters)
 }
 
-// squeeze keeps the lower-cased letters and digits of s: "GPT-4" → "gpt4".
+// squeeze keeps the lower-cased letters and digits of s, and pluses ending a word: "GPT-4"
+// → "gpt4", "DSI++" → "dsi++".
 func squeeze(s string) string {
 	var b strings.Builder
-	for _, r := range strings.ToLower(s) {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+	rs := []rune(strings.ToLower(s))
+	for i, r := range rs {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		// "DSI++" is a name of its own, as segWords reads it.
+		case r == '+' && b.Len() > 0 && (i+1 == len(rs) || !(unicode.IsLetter(rs[i+1]) || unicode.IsDigit(rs[i+1]))):
 			b.WriteRune(r)
 		}
 	}
@@ -384,6 +410,8 @@ type evidenceIndex struct {
 	grams map[string][]int // squeezed runs of 1–3 consecutive words: "gpt4", "bertbase"
 	acros map[string][]int // initials of 2–6 consecutive words: "llm", "mlm"
 	stems map[string][]int // stemmed content words
+	upper map[string][]int // words written in capitals: "math" for "MATH"
+	word  map[string]bool  // words written as words are: "math", "Math"
 	n     int              // words indexed, plus a gap between texts
 }
 
@@ -392,7 +420,8 @@ type evidenceIndex struct {
 const maxGram = 6
 
 func newEvidenceIndex(texts ...string) *evidenceIndex {
-	ix := &evidenceIndex{grams: map[string][]int{}, acros: map[string][]int{}, stems: map[string][]int{}}
+	ix := &evidenceIndex{grams: map[string][]int{}, acros: map[string][]int{}, stems: map[string][]int{},
+		upper: map[string][]int{}, word: map[string]bool{}}
 	for _, text := range texts {
 		ix.add(text)
 	}
@@ -400,11 +429,20 @@ func newEvidenceIndex(texts ...string) *evidenceIndex {
 }
 
 func (ix *evidenceIndex) add(text string) {
-	orig, brk := segWords(text)
+	orig, brk, cs := segWords(text)
 	base := ix.n
 	ws := make([]string, len(orig))
 	for i, w := range orig {
 		ws[i] = w
+		switch cs[i] {
+		case caseUpper:
+			// A heading in capitals ("PROMPT FOR MATH WORD PROBLEMS") names nothing.
+			if (i == 0 || cs[i-1] != caseUpper) && (i+1 == len(cs) || cs[i+1] != caseUpper) {
+				ix.upper[w] = append(ix.upper[w], base+i)
+			}
+		case caseWord:
+			ix.word[w] = true
+		}
 		// "two sub-layers" states the "2" of a question.
 		if d, ok := numberWords[w]; ok {
 			ix.grams[w] = append(ix.grams[w], base+i)
@@ -442,16 +480,19 @@ func (ix *evidenceIndex) add(text string) {
 // segWords returns the lower-cased words of text (as words does) and, per word, whether
 // punctuation that ends a phrase — a comma, a bracket, a quote, a full stop before a
 // space — comes before it, so that "next sentence. BERT uses" does not read as
-// "Sentence-BERT". Hyphens, slashes and a dot inside a number ("4.5") join.
-func segWords(text string) (ws []string, brk []bool) {
+// "Sentence-BERT", and how the word was written (wordCase). Hyphens, slashes and a dot
+// inside a number ("4.5") join; pluses ending a word stay with it, so that "DSI++" is not
+// "DSI".
+func segWords(text string) (ws []string, brk []bool, cs []wordCase) {
 	var cur strings.Builder
 	pending := false
-	rs := []rune(strings.ToLower(text))
+	upper, lower, firstUpper := 0, 0, false
+	rs := []rune(text)
 	for i := 0; i < len(rs); i++ {
-		r := rs[i]
+		r := unicode.ToLower(rs[i])
 		// A possessive is dropped as the question's tokenizer drops it: the question's
 		// "Children's Book Test" is the paper's "Children’s Book Test".
-		if (r == '\'' || r == '’') && cur.Len() > 0 && i+1 < len(rs) && rs[i+1] == 's' && (i+2 == len(rs) || !unicode.IsLetter(rs[i+2])) {
+		if (r == '\'' || r == '’') && cur.Len() > 0 && i+1 < len(rs) && unicode.ToLower(rs[i+1]) == 's' && (i+2 == len(rs) || !unicode.IsLetter(rs[i+2])) {
 			i++
 			continue
 		}
@@ -460,6 +501,17 @@ func segWords(text string) (ws []string, brk []bool) {
 			continue
 		}
 		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			switch {
+			case unicode.IsUpper(rs[i]):
+				upper++
+				firstUpper = firstUpper || cur.Len() == 0
+			case unicode.IsLower(rs[i]):
+				lower++
+			}
+			cur.WriteRune(r)
+			continue
+		}
+		if r == '+' && cur.Len() > 0 && (i+1 == len(rs) || !(unicode.IsLetter(rs[i+1]) || unicode.IsDigit(rs[i+1]))) {
 			cur.WriteRune(r)
 			continue
 		}
@@ -470,8 +522,10 @@ func segWords(text string) (ws []string, brk []bool) {
 		if cur.Len() > 0 {
 			ws = append(ws, cur.String())
 			brk = append(brk, pending)
+			cs = append(cs, caseOf(upper, lower, firstUpper))
 			cur.Reset()
 			pending = false
+			upper, lower, firstUpper = 0, 0, false
 		}
 		switch {
 		case strings.ContainsRune(",;:!?()[]{}\"“”", r):
@@ -483,8 +537,28 @@ func segWords(text string) (ws []string, brk []bool) {
 	if cur.Len() > 0 {
 		ws = append(ws, cur.String())
 		brk = append(brk, pending)
+		cs = append(cs, caseOf(upper, lower, firstUpper))
 	}
-	return ws, brk
+	return ws, brk, cs
+}
+
+// wordCase is how a word of the evidence was written.
+type wordCase int
+
+const (
+	caseMixed wordCase = iota // "BERT-base", "SQuAD", "4.5"
+	caseUpper                 // "MATH", "DROP"
+	caseWord                  // "math", "Math": written as a word is
+)
+
+func caseOf(upper, lower int, firstUpper bool) wordCase {
+	switch {
+	case upper >= 2 && lower == 0:
+		return caseUpper
+	case lower > 0 && (upper == 0 || (upper == 1 && firstUpper)):
+		return caseWord
+	}
+	return caseMixed
 }
 
 // greekNames spells out the Greek letters papers use for hyperparameters, so that the
@@ -504,6 +578,12 @@ func stemOf(w string) string {
 
 // at returns the positions where the item occurs.
 func (ix *evidenceIndex) at(it keyItem) []int {
+	// "MATH" the benchmark is not the "math" of "math word problems", nor "RACE" four
+	// words' initials: an acronym that the evidence also writes as a word ("math", "Math")
+	// is a word made a name, found only where it is written in capitals.
+	if it.acro && ix.word[it.key] && capsWord(it.text) {
+		return ix.upper[it.key]
+	}
 	if pos := ix.grams[it.key]; len(pos) > 0 {
 		return pos
 	}
@@ -543,6 +623,16 @@ func (ix *evidenceIndex) at(it keyItem) []int {
 		return nil
 	}
 	return ix.stems[ts[0]]
+}
+
+// capsWord reports a single word written in capitals only: "MATH", not "LLMs" or "MS MARCO".
+func capsWord(w string) bool {
+	for _, r := range w {
+		if !unicode.IsUpper(r) {
+			return false
+		}
+	}
+	return w != ""
 }
 
 var (
@@ -628,7 +718,8 @@ func sparseSum(v SparseVector) float64 {
 // title of their own paper still count: a question comparing two papers is answered from
 // both.
 func (p *Pipeline) gate(ctx context.Context, question string, kept, candidates []Chunk) gateResult {
-	items := questionItems(question)
+	authors, authorNames := p.authorPapers(ctx, question)
+	items := withoutNames(questionItems(question), authorNames)
 	res := gateResult{coverage: 1}
 	if len(items) == 0 || len(kept) == 0 {
 		return res
@@ -715,7 +806,8 @@ func (p *Pipeline) gate(ctx context.Context, question string, kept, candidates [
 	if total > 0 {
 		res.coverage = covered / total
 	}
-	if miss := p.unstatedAttributes(ctx, question, subjectPapers(kept, res.holders), enc); len(miss) > 0 {
+	subject := withAuthorPapers(subjectPapers(kept, res.holders), kept, authors, slices.Max(append([]int{0}, res.holders...)) > 0)
+	if miss := p.unstatedAttributes(ctx, question, subject, enc); len(miss) > 0 {
 		res.missing = itemTexts(miss)
 		res.explain = explainMissing(miss, nil)
 		return res

@@ -2,7 +2,7 @@ package rag
 
 import (
 	"context"
-	"slices"
+	"regexp"
 	"strings"
 )
 
@@ -16,28 +16,65 @@ import (
 // in the paper passes, whether or not the passage states a value, so a question the paper
 // does answer is not refused for its wording.
 //
-// The list is the standard vocabulary of training hyperparameters, not names from the
-// corpus; each setting lists the words a question asks it by and the words a paper
-// reports it with.
+// The same holds for what a paper reports about running its work: how long it took, what
+// it cost, how much memory or how many annotators it needed, how long its inputs were
+// cut, where it was released. Asked of a paper that never gives one ("How many hours did
+// it take to train DPR's encoders?", "How much did it cost to train LLaMA-65B?"), such a
+// question retrieves the paper's passages on training or efficiency and was answered with
+// a quote about something else: on the spent sets, 21 of the 54 near misses still answered
+// asked for one of these.
+//
+// The list is the standard vocabulary of training hyperparameters and of such reported
+// measures, not names from the corpus; each lists the words a question asks it by and the
+// words a paper reports it with. A word marked "=" is matched as spelled, never by its
+// stem: the "seconds" of a latency is not the "second" of "the second stage".
 type attribute struct {
-	name   string    // as the refusal names it
-	asked  []keyItem // a question asks about the setting with one of these
-	stated []keyItem // a paper that reports the setting uses one of these
-	query  string    // the BM25 query for the stated words
+	name     string         // as the refusal names it
+	asked    []keyItem      // a question asks about the setting with one of these
+	askedRe  *regexp.Regexp // or in these words ("how much did it cost")
+	stated   []keyItem      // a paper that reports the setting uses one of these
+	statedRe *regexp.Regexp // or writes this ("$4.6M"), which no word index holds
+	query    string         // the BM25 query for the stated words
 }
 
 func attr(name string, asked, stated []string) attribute {
-	return attribute{name: name, asked: phraseItems(asked), stated: phraseItems(stated), query: strings.Join(stated, " ")}
+	var q []string
+	for _, w := range stated {
+		q = append(q, strings.TrimPrefix(w, "="))
+	}
+	return attribute{name: name, asked: phraseItems(asked), stated: phraseItems(stated), query: strings.Join(q, " ")}
+}
+
+// measure is a reported measure that a paper states as a figure with its unit ("12 hours",
+// "$4.6M") or by the unit its table is in ("measured in milliseconds"): a mention of the
+// word alone ("training time") does not report it. The question asks it by one of the
+// words or in the way askedRe matches.
+func measure(name string, asked []string, askedRe string, stated []string, statedRe, query string) attribute {
+	a := attribute{name: name, asked: phraseItems(asked), stated: phraseItems(stated), statedRe: regexp.MustCompile(statedRe), query: query}
+	if askedRe != "" {
+		a.askedRe = regexp.MustCompile(askedRe)
+	}
+	return a
+}
+
+// isAsked reports whether the question asks about the setting.
+func (a attribute) isAsked(q *evidenceIndex, question string) bool {
+	return coversAny(q, a.asked) || (a.askedRe != nil && a.askedRe.MatchString(question))
+}
+
+// isStated reports whether the text reports the setting.
+func (a attribute) isStated(ix *evidenceIndex, text string) bool {
+	return coversAny(ix, a.stated) || (a.statedRe != nil && a.statedRe.MatchString(text))
 }
 
 var attributes = []attribute{
 	attr("learning rate", []string{"learning rate", "learning-rate"}, []string{"learning rate", "lr", "step size"}),
-	attr("batch size", []string{"batch size", "batch sizes"}, []string{"batch", "minibatch"}),
+	attr("batch size", []string{"batch size", "batch sizes"}, []string{"batch", "minibatch", "batchsize"}),
 	attr("dropout", []string{"dropout"}, []string{"dropout", "p drop"}),
 	attr("weight decay", []string{"weight decay", "decay"}, []string{"decay", "l2 regularization", "l2 penalty"}),
 	attr("label smoothing", []string{"smoothing"}, []string{"label smoothing"}),
 	attr("warmup", []string{"warmup", "warm up"}, []string{"warmup", "warm up"}),
-	attr("gradient clipping", []string{"clip", "clipping", "gradient norm", "grad norm", "max norm"}, []string{"clip", "clipping", "gradient norm", "grad norm", "max norm", "maxnorm"}),
+	attr("gradient clipping", []string{"clip", "clipping", "gradient norm", "grad norm", "max norm"}, []string{"=clip", "=clipping", "=clipped", "gradient norm", "grad norm", "max norm", "maxnorm"}),
 	attr("temperature", []string{"temperature"}, []string{"temperature"}),
 	attr("momentum", []string{"momentum"}, []string{"momentum"}),
 	attr("epsilon", []string{"epsilon"}, []string{"epsilon", "eps"}),
@@ -48,6 +85,40 @@ var attributes = []attribute{
 	attr("top-p", []string{"top-p", "top p", "nucleus"}, []string{"top-p", "top p", "nucleus"}),
 	attr("gradient accumulation", []string{"gradient accumulation", "accumulation steps"}, []string{"accumulation", "accumulate", "accumulated", "accumulating"}),
 	attr("Adam betas", []string{"beta1", "beta2", "β1", "β2", "betas"}, []string{"beta1", "beta2", "β1", "β2", "betas", "β"}),
+
+	// Reported measures. Units a question names ("how many hours", "in milliseconds") ask
+	// for a time, as their plurals: "per hour" asks for a rate. "How long … take" may be
+	// answered in steps, and "latency" or "wall-clock time" is asked of a paper's reasoning
+	// about speed as often as of a figure; neither asks for a time.
+	measure("timings",
+		[]string{"=hours", "=milliseconds", "=seconds", "=minutes", "=days", "gpu hours", "gpu-hours"},
+		"",
+		[]string{"in milliseconds", "in seconds", "in minutes", "in hours", "in days"},
+		// A paper reports a time as a number and its unit, in words or digits.
+		// The unit follows on the same line and ends the word: "26849 MS-MARCO" is no time.
+		`(?i)(?:\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|few|several))(?:[ \t]?-[ \t]?|[ \t]{0,2})(?:(?:gpu|tpu)[- ])?(?:hours?|hrs?|days?|weeks?|minutes?|mins?|ms|milliseconds?|seconds?|secs?)(?:$|[^\w-])|\bper second\b|\bqps\b`,
+		"hours days weeks minutes seconds ms milliseconds"),
+	measure("costs in money",
+		[]string{"dollars", "dollar", "usd", "wage", "wages", "price"},
+		`(?i)\$|\bhow much (?:did|does|do|was|were|would|will)\b[^?]*\b(?:cost|spend|spent|pay|paid)\b`,
+		[]string{"in dollars", "in usd"},
+		`\$\s?\d|€\s?\d|£\s?\d|(?i)\d\s*(?:dollars|usd|cents)\b|\busd\s?\d`,
+		"dollars usd cost paid price"),
+	measure("memory sizes",
+		[]string{"gigabytes", "megabytes", "terabytes", "=gb", "=mb", "=tb", "=gib", "how much memory", "how much ram", "memory footprint"},
+		`(?i)\bhow much (?:gpu |cpu )?(?:memory|ram|disk)\b`,
+		[]string{"in gb", "in gigabytes", "in mb", "in megabytes"},
+		`(?i)\d\s*(?:gb|gib|mb|mib|tb|kb|gigabytes?|megabytes?|terabytes?|bytes)\b`,
+		"gb gigabytes mb megabytes tb memory bytes"),
+	attr("annotator agreement",
+		[]string{"inter-annotator", "agreement", "kappa", "krippendorff"},
+		[]string{"agreement", "kappa", "krippendorff", "fleiss"}),
+	attr("a maximum length",
+		[]string{"maximum sequence length", "max sequence length", "maximum input length", "max input length", "maximum output length", "max output length", "a maximum length", "max length", "truncate", "truncated", "max_seq_length"},
+		[]string{"a maximum length", "max length", "sequence length", "input length", "output length", "maximum sequence", "truncate", "truncated", "truncation", "truncating", "context length", "context window", "tokens long"}),
+	attr("a document stride", []string{"stride"}, []string{"stride"}),
+	attr("download counts", []string{"downloaded", "downloads"}, []string{"downloaded", "downloads"}),
+	attr("a license", []string{"license", "licence", "licensed"}, []string{"license", "licence", "licensed", "licensing"}),
 }
 
 // attributeHits bounds the passages of the kept papers searched for a setting.
@@ -60,8 +131,10 @@ const attributeHits = 40
 func phraseItems(phrases []string) []keyItem {
 	var out []keyItem
 	for _, ph := range phrases {
+		exact := strings.HasPrefix(ph, "=")
+		ph = strings.TrimPrefix(ph, "=")
 		out = append(out, keyItem{text: ph, key: squeeze(ph), hard: true})
-		if ts := terms(ph); len(ts) == 1 && !strings.ContainsAny(ph, " -") {
+		if ts := terms(ph); len(ts) == 1 && !exact && !strings.ContainsAny(ph, " -") {
 			out = append(out, keyItem{text: ph, key: squeeze(ph), stem: ts[0]})
 		}
 	}
@@ -88,7 +161,7 @@ func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept
 	var keptIx []*evidenceIndex // built on the first setting asked
 	var missing []keyItem
 	for _, a := range attributes {
-		if !coversAny(q, a.asked) {
+		if !a.isAsked(q, question) {
 			continue
 		}
 		if keptIx == nil {
@@ -96,14 +169,18 @@ func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept
 				keptIx = append(keptIx, newEvidenceIndex(withoutReferences(c.Text)))
 			}
 		}
-		if slices.ContainsFunc(keptIx, func(ix *evidenceIndex) bool { return coversAny(ix, a.stated) }) {
+		stated := false
+		for i, c := range kept {
+			stated = stated || a.isStated(keptIx[i], withoutReferences(c.Text))
+		}
+		if stated {
 			continue
 		}
 		// A paper's text is searched whole: a two-column page interleaves its body with
 		// its reference list, which the reference filter would drop with it. A common
 		// word like "learning" fills the first hits with other passages, hence the depth.
 		n := p.docPassages(ctx, a.query, attributeHits, func(text string) bool {
-			return coversAny(newEvidenceIndex(text), a.stated)
+			return a.isStated(newEvidenceIndex(text), text)
 		}, kept, enc)
 		if n != nil && len(n) == 0 {
 			missing = append(missing, keyItem{text: a.name, key: squeeze(a.name)})

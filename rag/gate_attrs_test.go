@@ -19,6 +19,10 @@ var (
 		Text: "BLEU is computed with SacreBLEU with exp smoothing and intl tokenization for T5."}
 	attrTransformer = Chunk{ID: "tls", DocID: "transformer", Title: "Attention Is All You Need",
 		Text: "During training, the Transformer employed label smoothing of value 0.1."}
+	attrClips = Chunk{ID: "clips", DocID: "gpt2", Title: "Language Models are Unsupervised Multitask Learners",
+		Text: "GPT-2 continues the article: a DVD containing the four clips that were released earlier."}
+	attrBatch = Chunk{ID: "batch", DocID: "gpt2", Title: "Language Models are Unsupervised Multitask Learners",
+		Text: "The vocabulary is expanded to 50,257 and a larger batchsize of 512 is used for GPT-2."}
 	attrPdrop = Chunk{ID: "pdrop", DocID: "transformer", Title: "Attention Is All You Need",
 		Text: "We apply a rate of P_drop = 0.1 to the output of each sub-layer of the Transformer."}
 )
@@ -26,7 +30,7 @@ var (
 // TestGateUnstatedAttribute: a question about a training setting the paper never reports is
 // refused naming it; one the paper reports, even in a passage not kept, is answered.
 func TestGateUnstatedAttribute(t *testing.T) {
-	corpus := []Chunk{attrDSI, attrDSIb, attrQLoRA, attrQLoRAb, attrT5, attrTransformer, attrPdrop}
+	corpus := []Chunk{attrDSI, attrDSIb, attrQLoRA, attrQLoRAb, attrT5, attrTransformer, attrPdrop, attrClips, attrBatch}
 	p := gatePipeline(t, corpus)
 	runGateCases(t, p, corpus, []gateCase{
 		{"setting the paper never states", "What dropout rate did the DSI models use during training?", []Chunk{attrDSI}, []string{"dropout"}, "dropout"},
@@ -38,6 +42,9 @@ func TestGateUnstatedAttribute(t *testing.T) {
 		{"BLEU smoothing is not label smoothing", "What label smoothing did T5 use?", []Chunk{attrT5}, []string{"label smoothing"}, "label smoothing"},
 		{"label smoothing stated", "What label smoothing did the Transformer use?", []Chunk{attrTransformer}, nil, ""},
 		{"grad norm found elsewhere in the paper", "What max grad norm did QLoRA use?", []Chunk{attrQLoRAb}, nil, ""},
+		{"batch size written as one word", "What batch size did GPT-2 use?", []Chunk{attrBatch}, nil, ""},
+		// A sample's video clips are no gradient clipping.
+		{"clips are not clipping", "What gradient clipping threshold did GPT-2 use?", []Chunk{attrClips}, []string{"gradient clipping"}, "gradient clipping"},
 		// QLoRA's L2 is a matrix, not an L2 penalty.
 		{"a matrix named L2 is not weight decay", "What weight decay did QLoRA use?", []Chunk{attrQLoRAb}, []string{"weight decay"}, "weight decay"},
 		{"no setting asked", "How are DSI's semantic identifiers built?", []Chunk{attrDSIb}, nil, ""},
@@ -61,4 +68,51 @@ func TestEvidenceIndexPossessive(t *testing.T) {
 			t.Errorf("%q does not cover %q", text, items[i].text)
 		}
 	}
+}
+
+var (
+	measDSI = Chunk{ID: "mdsi", DocID: "dsi", Title: "Transformer Memory as a Differentiable Search Index",
+		Text: "DSI retrieves by decoding docids with beam search, so no index of document vectors is kept and the model is trained for 1M steps."}
+	measDSIb = Chunk{ID: "mdsib", DocID: "dsi", Title: "Transformer Memory as a Differentiable Search Index",
+		Text: "The training time and the speed of retrieval grow with the number of documents DSI memorizes."}
+	measLLaMA = Chunk{ID: "mllama", DocID: "llama", Title: "LLaMA: Open and Efficient Foundation Language Models",
+		Text: "When training a 65B-parameter model, our code processes around 380 tokens/sec/GPU on 2048 A100 GPUs with 80GB of RAM."}
+	measLLaMAb = Chunk{ID: "mllamab", DocID: "llama", Title: "LLaMA: Open and Efficient Foundation Language Models",
+		Text: "Training over our dataset containing 1.4T tokens takes approximately 21 days, and the cost of inference matters at scale."}
+	measQLoRA = Chunk{ID: "mqlora", DocID: "qlora", Title: "QLoRA: Efficient Finetuning of Quantized LLMs",
+		Text: "The human evaluation of Guanaco cost $528 with Amazon Mechanical Turk workers, who were paid fairly."}
+	measLoRA = Chunk{ID: "mlora", DocID: "lora", Title: "LoRA: Low-Rank Adaptation of Large Language Models",
+		Text: "Table 1: Inference latency of a single forward pass in GPT-2 medium measured in milliseconds, averaged over 100 trials."}
+	measRAG = Chunk{ID: "mrag", DocID: "rag", Title: "Retrieval-Augmented Generation for Knowledge-Intensive NLP Tasks",
+		Text: "Table 7: Number of instances per split. 13714 26849 MS-MARCO. We train RAG models on 8 V100 GPUs with mixed precision."}
+	measGPT = Chunk{ID: "mgpt", DocID: "instruct", Title: "Training language models to follow instructions",
+		Text: "Labelers of InstructGPT outputs were paid for their time and worked through the comparisons in batches."}
+)
+
+// TestGateReportedMeasures: a time, a sum of money or an amount of memory is reported as
+// a figure with its unit; a question asking for one of a paper that gives none is refused
+// naming it, and answered when the paper gives one anywhere. A word alone ("training
+// time", "paid", "cost") reports nothing, and a question using such a word in another
+// sense ("how long … to converge", "latency", "cost of inference") asks for no measure.
+func TestGateReportedMeasures(t *testing.T) {
+	corpus := []Chunk{measDSI, measDSIb, measLLaMA, measLLaMAb, measQLoRA, measGPT, measLoRA, measRAG}
+	p := gatePipeline(t, corpus)
+	runGateCases(t, p, corpus, []gateCase{
+		{"no time in the paper", "How many milliseconds does DSI take to retrieve documents for one query?", []Chunk{measDSI}, []string{"timings"}, "timings"},
+		{"seconds", "How many seconds does DSI's retrieval take per query?", []Chunk{measDSIb}, []string{"timings"}, "timings"},
+		{"a table's unit", "How many milliseconds does a forward pass of GPT-2 medium with LoRA take?", []Chunk{measLoRA}, nil, ""},
+		{"a count before a dataset's name is no time", "How many hours did training the RAG models take on the V100 GPUs?", []Chunk{measRAG}, []string{"timings"}, "timings"},
+		// Answered in steps, or by the paper's reasoning about speed: no figure asked.
+		{"how long, in steps", "How long does DSI take to converge?", []Chunk{measDSI}, nil, ""},
+		{"latency, of reasoning", "Why does DSI's retrieval latency grow with the number of documents?", []Chunk{measDSIb}, nil, ""},
+		{"a time elsewhere in the paper", "How many days did it take to train the 65B LLaMA?", []Chunk{measLLaMA}, nil, ""},
+		{"how long, of a length", "How long are the docids DSI decodes with beam search?", []Chunk{measDSI}, nil, ""},
+		{"no sum of money", "How much did it cost to train LLaMA on the 1.4T tokens?", []Chunk{measLLaMAb}, []string{"costs in money"}, "costs in money"},
+		{"paid, with no sum", "How much were the InstructGPT labelers paid per hour?", []Chunk{measGPT}, []string{"costs in money"}, "costs in money"},
+		{"a sum in dollars", "How much did Guanaco's human evaluation cost?", []Chunk{measQLoRA}, nil, ""},
+		{"cost, not money", "What is the cost of inference for LLaMA?", []Chunk{measLLaMAb}, nil, ""},
+		{"memory in gigabytes", "How much memory does LLaMA need in training?", []Chunk{measLLaMAb}, nil, ""},
+		{"no memory figure", "How much memory does DSI's model need?", []Chunk{measDSIb}, []string{"memory sizes"}, "memory sizes"},
+		{"a license never named", "Under what license was DSI released?", []Chunk{measDSI}, []string{"a license"}, "a license"},
+	})
 }

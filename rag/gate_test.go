@@ -351,3 +351,68 @@ func TestWithoutReferences(t *testing.T) {
 		}
 	}
 }
+
+// TestEvidenceIndexWordNames: a benchmark named by a capitalised word ("MATH", "DROP") is
+// found only where it is written in capitals when the evidence also uses the word ("math",
+// "Math"), and not in a heading set in capitals; a name ending in pluses ("DSI++") is not
+// the name without them.
+func TestEvidenceIndexWordNames(t *testing.T) {
+	items := map[string]keyItem{}
+	for _, it := range questionItems("How does DSI++ compare with DSI on MATH, DROP and the RACE benchmark for an LLM?") {
+		items[it.text] = it
+	}
+	for _, name := range []string{"DSI++", "DSI", "MATH", "DROP", "RACE", "LLM"} {
+		if !items[name].hard {
+			t.Fatalf("items %+v lack the hard name %q", items, name)
+		}
+	}
+	for _, c := range []struct {
+		text, item string
+		want       bool
+	}{
+		{"Chain-of-thought prompting helps on math word problems such as GSM8K.", "MATH", false},
+		{"We report accuracy on the MATH benchmark, which is harder than other math word problems.", "MATH", true},
+		{"Math word problems are hard for language models.", "MATH", false},
+		{"TABLE 20: PROMPT FOR MATH WORD PROBLEMS. Each exemplar is a math word problem.", "MATH", false},
+		// An acronym that is no word the evidence uses is still found by its initials.
+		{"Chain-of-thought prompting helps large language models reason.", "LLM", true},
+		{"We drop the last layer before evaluating on DROP.", "DROP", true},
+		{"We drop the last layer before evaluating on reading comprehension.", "DROP", false},
+		// Initials of four words do not spell a word made a name when the word is used too.
+		{"In the race for scale, models reach accuracy comparable elsewhere.", "RACE", false},
+		{"DSI++ keeps indexing new documents without forgetting.", "DSI++", true},
+		{"DSI models are trained to map documents to their docids.", "DSI++", false},
+		{"Unlike DSI, DSI++ keeps indexing new documents.", "DSI", true},
+	} {
+		if got := newEvidenceIndex(c.text).covers(items[c.item]); got != c.want {
+			t.Errorf("%q covers %q = %v, want %v", c.text, c.item, got, c.want)
+		}
+	}
+}
+
+// TestQuestionItemsCitationsAndSizes: an author citation's year is the citation's, "-trained"
+// makes a name an adjective, and a count of layers or heads is a count (a size table states
+// it in a column, never as "3 layers") beside the word for the unit.
+func TestQuestionItemsCitationsAndSizes(t *testing.T) {
+	for _, c := range []struct {
+		q    string
+		hard []string
+	}{
+		{"What accuracy did the original GPT (Radford et al. 2018) reach on SNLI?", []string{"GPT", "SNLI"}},
+		{"What did Radford et al., 2018 report on SNLI?", []string{"SNLI"}},
+		{"What did the 2018 GPT report on SNLI?", []string{"2018", "GPT", "SNLI"}},
+		{"What average does the large NLI-trained model reach?", []string{"NLI"}},
+		{"What MNLI accuracy does the 3-layer BERT get?", []string{"MNLI", "3", "BERT"}},
+		{"What does QLoRA's 4-bit NormalFloat keep?", []string{"QLoRA", "4-bit", "NormalFloat"}},
+	} {
+		var hard []string
+		for _, it := range questionItems(c.q) {
+			if it.hard {
+				hard = append(hard, it.text)
+			}
+		}
+		if !slices.Equal(hard, c.hard) {
+			t.Errorf("%q: hard items %q, want %q", c.q, hard, c.hard)
+		}
+	}
+}

@@ -27,6 +27,9 @@ type Config struct {
 	RerankText bool
 	// Generator writes answers; nil means extractive answers.
 	Generator Generator
+	// Documents lists the indexed documents; the gate reads their authors to know which
+	// paper "Vaswani et al." names. Nil: an author names no paper.
+	Documents func(ctx context.Context) ([]Document, error)
 
 	Candidates int     // per retriever; zero means 20
 	RerankTop  int     // fused candidates sent to the reranker; zero means 10

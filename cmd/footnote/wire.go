@@ -255,6 +255,7 @@ func (a *app) pipeline(ctx context.Context) (*rag.Pipeline, error) {
 		Method:           a.cfg.Method,
 		Fusion:           rag.Fusion{Method: a.cfg.Fusion, K: a.cfg.RRFK},
 		Generator:        gen,
+		Documents:        c.store.Documents,
 		MaxTokens:        a.cfg.LLMMaxTokens,
 		FirstTokenTarget: a.cfg.LLMFirstTokenTarget,
 		CountTokens:      c.countTokens,

@@ -299,6 +299,7 @@ func (f *fixture) defaultConfig() rag.Config {
 			return bm25.NewQueryEncoder(bm25.Params{K1: 1.5, B: 0.75}, st.Chunks, st.DF), nil
 		},
 		Reranker:    f.reranker,
+		Documents:   f.store.Documents,
 		Candidates:  20,
 		RerankTop:   10,
 		TopK:        5,

@@ -1,0 +1,116 @@
+package rag
+
+import (
+	"context"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// A question often names a paper by its authors: "What weight decay did Vaswani et al.
+// apply?", "what max sequence length did Reimers and Gurevych use?". The gate's item
+// reader skips them, since an author's name is printed once, on the first page, and is
+// not what the question asks about; but it does say which paper the question is about. A
+// question on a setting that paper never states was otherwise judged against every kept
+// paper, and another paper's weight decay answered for it.
+
+// etAl is "Vaswani et al." and "Reimers and Gurevych" / "Reimers & Gurevych".
+var (
+	etAl    = regexp.MustCompile(`(\p{Lu}[\p{L}'’-]+)\s+et\s+al\b`)
+	twoName = regexp.MustCompile(`(\p{Lu}[\p{L}'’-]+)\s+(?:and|&)\s+(\p{Lu}[\p{L}'’-]+)`)
+)
+
+// authorPapers returns the documents whose authors the question names: the first author's
+// surname before "et al.", or both authors of a two-author paper; and the surnames that
+// named them. Nil when it names none or the documents cannot be listed.
+func (p *Pipeline) authorPapers(ctx context.Context, question string) (ids, names []string) {
+	if p.cfg.Documents == nil {
+		return nil, nil
+	}
+	firsts := etAl.FindAllStringSubmatch(question, -1)
+	pairs := twoName.FindAllStringSubmatch(question, -1)
+	if len(firsts) == 0 && len(pairs) == 0 {
+		return nil, nil
+	}
+	docs, err := p.cfg.Documents(ctx)
+	if err != nil {
+		p.log.Warn("evidence gate: list the documents for their authors", "err", err)
+		return nil, nil
+	}
+	for _, d := range docs {
+		if len(d.Authors) == 0 {
+			continue
+		}
+		first := surname(d.Authors[0])
+		named := false
+		for _, m := range firsts {
+			if strings.EqualFold(m[1], first) {
+				named, names = true, append(names, m[1])
+			}
+		}
+		for _, m := range pairs {
+			if len(d.Authors) == 2 && strings.EqualFold(m[1], first) && strings.EqualFold(m[2], surname(d.Authors[1])) {
+				named, names = true, append(names, m[1], m[2])
+			}
+		}
+		if named {
+			ids = append(ids, d.ID)
+		}
+	}
+	return ids, names
+}
+
+// withoutNames drops the items that are authors' names: the paper prints them once, on
+// its first page, and they are not what the question asks about.
+func withoutNames(items []keyItem, names []string) []keyItem {
+	if len(names) == 0 {
+		return items
+	}
+	return slices.DeleteFunc(items, func(it keyItem) bool {
+		return slices.ContainsFunc(names, func(n string) bool { return squeeze(n) == it.key })
+	})
+}
+
+// surname is the last word of an author's name: "Ashish Vaswani" → "Vaswani", "Victor
+// SANH" → "SANH".
+func surname(name string) string {
+	f := strings.FieldsFunc(name, func(r rune) bool { return unicode.IsSpace(r) || r == ',' })
+	if len(f) == 0 {
+		return ""
+	}
+	return f[len(f)-1]
+}
+
+// withAuthorPapers narrows the passages a setting is looked for in to the papers the
+// question names by their authors, kept or not: a passage of each stands for its paper.
+// When the question's names already single out some of those papers (named: "Radford et
+// al." wrote GPT-1 and GPT-2; the question asks about GPT-2), those stay.
+func withAuthorPapers(subject, kept []Chunk, authors []string, named bool) []Chunk {
+	if len(authors) == 0 {
+		return subject
+	}
+	var both []Chunk
+	for _, c := range subject {
+		if slices.Contains(authors, c.DocID) {
+			both = append(both, c)
+		}
+	}
+	if len(both) > 0 && named {
+		return both
+	}
+	var out []Chunk
+	for _, id := range authors {
+		found := false
+		for _, c := range kept {
+			if c.DocID == id {
+				out = append(out, c)
+				found = true
+			}
+		}
+		if !found {
+			out = append(out, Chunk{ID: "author:" + id, DocID: id})
+		}
+	}
+	return out
+}

@@ -1,0 +1,64 @@
+package rag
+
+import (
+	"context"
+	"slices"
+	"testing"
+)
+
+var (
+	authTransformer = Chunk{ID: "atr", DocID: "transformer", Title: "Attention Is All You Need",
+		Text: "We trained the base Transformer models for 100,000 steps with the Adam optimizer and a learning rate that varies over training."}
+	authBERT = Chunk{ID: "abert", DocID: "bert", Title: "BERT: Pre-training of Deep Bidirectional Transformers",
+		Text: "We train BERT with Adam, a learning rate of 1e-4, and L2 weight decay of 0.01, on the Transformer encoder."}
+	authSBERT = Chunk{ID: "asbert", DocID: "sbert", Title: "Sentence-BERT: Sentence Embeddings using Siamese BERT-Networks",
+		Text: "We fine-tune SBERT with a batch size of 16, the Adam optimizer with learning rate 2e-5, and a linear learning rate warm-up."}
+	authXL = Chunk{ID: "axl", DocID: "xl", Title: "Transformer-XL: Attentive Language Models",
+		Text: "Transformer-XL is trained with the Adam optimizer and a cosine learning rate schedule."}
+	authXLdecay = Chunk{ID: "axld", DocID: "xl2", Title: "Scaling Transformers",
+		Text: "We use a weight decay of 0.1 when training the large Transformer models."}
+	authDocs = []Document{
+		{ID: "xl", Authors: []string{"Zihang Dai", "Zhilin Yang"}},
+		{ID: "xl2", Authors: []string{"Zihang Dai", "Zhilin Yang", "Quoc Le"}},
+		{ID: "transformer", Authors: []string{"Ashish Vaswani", "Noam Shazeer"}},
+		{ID: "bert", Authors: []string{"Jacob Devlin", "Ming-Wei Chang", "Kenton Lee", "Kristina Toutanova"}},
+		{ID: "sbert", Authors: []string{"Nils Reimers", "Iryna Gurevych"}},
+		{ID: "distil", Authors: []string{"Victor SANH", "Lysandre DEBUT"}},
+	}
+)
+
+// TestGateAuthorPaper: a question naming a paper by its authors is about that paper; a
+// setting it never states is refused even when another kept paper states it, and one it
+// states is answered. Without the document list the authors name nothing, as before.
+func TestGateAuthorPaper(t *testing.T) {
+	corpus := []Chunk{authTransformer, authBERT, authSBERT, authXL, authXLdecay}
+	enc := newIDFEncoder(corpus)
+	newP := func(docs func(context.Context) ([]Document, error)) *Pipeline {
+		p, err := New(Config{
+			Searcher:  gateSearcher{corpus},
+			Sparse:    func(context.Context) (SparseEncoder, error) { return enc, nil },
+			Documents: docs,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	p := newP(func(context.Context) ([]Document, error) { return authDocs, nil })
+	kept := []Chunk{authBERT, authTransformer}
+	runGateCases(t, p, corpus, []gateCase{
+		{"another paper's setting does not answer", "What weight decay did Vaswani et al. use?", kept, []string{"weight decay"}, "weight decay"},
+		{"the named paper states it", "What weight decay did Devlin et al. use?", kept, nil, ""},
+		{"two authors, paper not kept", "What weight decay did Reimers and Gurevych use?", kept, []string{"weight decay"}, "weight decay"},
+		{"two authors, stated", "What warm-up did Reimers & Gurevych use?", []Chunk{authBERT}, nil, ""},
+		// Dai et al. wrote both; the question names the one that states no decay.
+		{"the question's names single out one of the authors' papers", "What weight decay did Dai et al. use for the Transformer-XL?", []Chunk{authXL, authBERT}, []string{"weight decay"}, "weight decay"},
+	})
+	runGateCases(t, newP(nil), corpus, []gateCase{
+		{"no document list", "What weight decay did Vaswani et al. use?", kept, nil, ""},
+	})
+	// Two names are a two-author paper's authors only when it has no others.
+	if got, _ := p.authorPapers(t.Context(), "What temperature did Sanh et al. use, and what did Devlin and Chang report?"); !slices.Equal(got, []string{"distil"}) {
+		t.Errorf("authorPapers = %q, want only the paper whose first author is Sanh", got)
+	}
+}

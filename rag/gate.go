@@ -410,8 +410,6 @@ type evidenceIndex struct {
 	grams map[string][]int // squeezed runs of 1–3 consecutive words: "gpt4", "bertbase"
 	acros map[string][]int // initials of 2–6 consecutive words: "llm", "mlm"
 	stems map[string][]int // stemmed content words
-	upper map[string][]int // words written in capitals: "math" for "MATH"
-	word  map[string]bool  // words written as words are: "math", "Math"
 	n     int              // words indexed, plus a gap between texts
 }
 
@@ -420,8 +418,7 @@ type evidenceIndex struct {
 const maxGram = 6
 
 func newEvidenceIndex(texts ...string) *evidenceIndex {
-	ix := &evidenceIndex{grams: map[string][]int{}, acros: map[string][]int{}, stems: map[string][]int{},
-		upper: map[string][]int{}, word: map[string]bool{}}
+	ix := &evidenceIndex{grams: map[string][]int{}, acros: map[string][]int{}, stems: map[string][]int{}}
 	for _, text := range texts {
 		ix.add(text)
 	}
@@ -429,20 +426,11 @@ func newEvidenceIndex(texts ...string) *evidenceIndex {
 }
 
 func (ix *evidenceIndex) add(text string) {
-	orig, brk, cs := segWords(text)
+	orig, brk := segWords(text)
 	base := ix.n
 	ws := make([]string, len(orig))
 	for i, w := range orig {
 		ws[i] = w
-		switch cs[i] {
-		case caseUpper:
-			// A heading in capitals ("PROMPT FOR MATH WORD PROBLEMS") names nothing.
-			if (i == 0 || cs[i-1] != caseUpper) && (i+1 == len(cs) || cs[i+1] != caseUpper) {
-				ix.upper[w] = append(ix.upper[w], base+i)
-			}
-		case caseWord:
-			ix.word[w] = true
-		}
 		// "two sub-layers" states the "2" of a question.
 		if d, ok := numberWords[w]; ok {
 			ix.grams[w] = append(ix.grams[w], base+i)
@@ -480,19 +468,17 @@ func (ix *evidenceIndex) add(text string) {
 // segWords returns the lower-cased words of text (as words does) and, per word, whether
 // punctuation that ends a phrase — a comma, a bracket, a quote, a full stop before a
 // space — comes before it, so that "next sentence. BERT uses" does not read as
-// "Sentence-BERT", and how the word was written (wordCase). Hyphens, slashes and a dot
-// inside a number ("4.5") join; pluses ending a word stay with it, so that "DSI++" is not
-// "DSI".
-func segWords(text string) (ws []string, brk []bool, cs []wordCase) {
+// "Sentence-BERT". Hyphens, slashes and a dot inside a number ("4.5") join; pluses ending a
+// word stay with it, so that "DSI++" is not "DSI".
+func segWords(text string) (ws []string, brk []bool) {
 	var cur strings.Builder
 	pending := false
-	upper, lower, firstUpper := 0, 0, false
-	rs := []rune(text)
+	rs := []rune(strings.ToLower(text))
 	for i := 0; i < len(rs); i++ {
-		r := unicode.ToLower(rs[i])
+		r := rs[i]
 		// A possessive is dropped as the question's tokenizer drops it: the question's
 		// "Children's Book Test" is the paper's "Children’s Book Test".
-		if (r == '\'' || r == '’') && cur.Len() > 0 && i+1 < len(rs) && unicode.ToLower(rs[i+1]) == 's' && (i+2 == len(rs) || !unicode.IsLetter(rs[i+2])) {
+		if (r == '\'' || r == '’') && cur.Len() > 0 && i+1 < len(rs) && rs[i+1] == 's' && (i+2 == len(rs) || !unicode.IsLetter(rs[i+2])) {
 			i++
 			continue
 		}
@@ -501,13 +487,6 @@ func segWords(text string) (ws []string, brk []bool, cs []wordCase) {
 			continue
 		}
 		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			switch {
-			case unicode.IsUpper(rs[i]):
-				upper++
-				firstUpper = firstUpper || cur.Len() == 0
-			case unicode.IsLower(rs[i]):
-				lower++
-			}
 			cur.WriteRune(r)
 			continue
 		}
@@ -522,10 +501,8 @@ func segWords(text string) (ws []string, brk []bool, cs []wordCase) {
 		if cur.Len() > 0 {
 			ws = append(ws, cur.String())
 			brk = append(brk, pending)
-			cs = append(cs, caseOf(upper, lower, firstUpper))
 			cur.Reset()
 			pending = false
-			upper, lower, firstUpper = 0, 0, false
 		}
 		switch {
 		case strings.ContainsRune(",;:!?()[]{}\"“”", r):
@@ -537,28 +514,8 @@ func segWords(text string) (ws []string, brk []bool, cs []wordCase) {
 	if cur.Len() > 0 {
 		ws = append(ws, cur.String())
 		brk = append(brk, pending)
-		cs = append(cs, caseOf(upper, lower, firstUpper))
 	}
-	return ws, brk, cs
-}
-
-// wordCase is how a word of the evidence was written.
-type wordCase int
-
-const (
-	caseMixed wordCase = iota // "BERT-base", "SQuAD", "4.5"
-	caseUpper                 // "MATH", "DROP"
-	caseWord                  // "math", "Math": written as a word is
-)
-
-func caseOf(upper, lower int, firstUpper bool) wordCase {
-	switch {
-	case upper >= 2 && lower == 0:
-		return caseUpper
-	case lower > 0 && (upper == 0 || (upper == 1 && firstUpper)):
-		return caseWord
-	}
-	return caseMixed
+	return ws, brk
 }
 
 // greekNames spells out the Greek letters papers use for hyperparameters, so that the
@@ -578,12 +535,6 @@ func stemOf(w string) string {
 
 // at returns the positions where the item occurs.
 func (ix *evidenceIndex) at(it keyItem) []int {
-	// "MATH" the benchmark is not the "math" of "math word problems", nor "RACE" four
-	// words' initials: an acronym that the evidence also writes as a word ("math", "Math")
-	// is a word made a name, found only where it is written in capitals.
-	if it.acro && ix.word[it.key] && capsWord(it.text) {
-		return ix.upper[it.key]
-	}
 	if pos := ix.grams[it.key]; len(pos) > 0 {
 		return pos
 	}
@@ -623,16 +574,6 @@ func (ix *evidenceIndex) at(it keyItem) []int {
 		return nil
 	}
 	return ix.stems[ts[0]]
-}
-
-// capsWord reports a single word written in capitals only: "MATH", not "LLMs" or "MS MARCO".
-func capsWord(w string) bool {
-	for _, r := range w {
-		if !unicode.IsUpper(r) {
-			return false
-		}
-	}
-	return w != ""
 }
 
 var (

@@ -352,16 +352,14 @@ func TestWithoutReferences(t *testing.T) {
 	}
 }
 
-// TestEvidenceIndexWordNames: a benchmark named by a capitalised word ("MATH", "DROP") is
-// found only where it is written in capitals when the evidence also uses the word ("math",
-// "Math"), and not in a heading set in capitals; a name ending in pluses ("DSI++") is not
-// the name without them.
-func TestEvidenceIndexWordNames(t *testing.T) {
+// TestEvidenceIndexPlusNames: a name ending in pluses ("DSI++") is not the name without
+// them.
+func TestEvidenceIndexPlusNames(t *testing.T) {
 	items := map[string]keyItem{}
-	for _, it := range questionItems("How does DSI++ compare with DSI on MATH, DROP and the RACE benchmark for an LLM?") {
+	for _, it := range questionItems("How does DSI++ compare with DSI on L1?") {
 		items[it.text] = it
 	}
-	for _, name := range []string{"DSI++", "DSI", "MATH", "DROP", "RACE", "LLM"} {
+	for _, name := range []string{"DSI++", "DSI", "L1"} {
 		if !items[name].hard {
 			t.Fatalf("items %+v lack the hard name %q", items, name)
 		}
@@ -370,19 +368,11 @@ func TestEvidenceIndexWordNames(t *testing.T) {
 		text, item string
 		want       bool
 	}{
-		{"Chain-of-thought prompting helps on math word problems such as GSM8K.", "MATH", false},
-		{"We report accuracy on the MATH benchmark, which is harder than other math word problems.", "MATH", true},
-		{"Math word problems are hard for language models.", "MATH", false},
-		{"TABLE 20: PROMPT FOR MATH WORD PROBLEMS. Each exemplar is a math word problem.", "MATH", false},
-		// An acronym that is no word the evidence uses is still found by its initials.
-		{"Chain-of-thought prompting helps large language models reason.", "LLM", true},
-		{"We drop the last layer before evaluating on DROP.", "DROP", true},
-		{"We drop the last layer before evaluating on reading comprehension.", "DROP", false},
-		// Initials of four words do not spell a word made a name when the word is used too.
-		{"In the race for scale, models reach accuracy comparable elsewhere.", "RACE", false},
 		{"DSI++ keeps indexing new documents without forgetting.", "DSI++", true},
 		{"DSI models are trained to map documents to their docids.", "DSI++", false},
 		{"Unlike DSI, DSI++ keeps indexing new documents.", "DSI", true},
+		// A plus between two words is an operator: "L1+L2" holds L1 and L2.
+		{"The loss is L1+L2 over the batch.", "L1", true},
 	} {
 		if got := newEvidenceIndex(c.text).covers(items[c.item]); got != c.want {
 			t.Errorf("%q covers %q = %v, want %v", c.text, c.item, got, c.want)

@@ -80,6 +80,7 @@ const (
 	report44File = "testdata/report44.jsonl"
 	report45File = "testdata/report45.jsonl"
 	report46File = "testdata/report46.jsonl"
+	report47File = "testdata/report47.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -134,6 +135,7 @@ var laterBatches = map[string]map[string]int{
 	report44File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report45File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report46File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report47File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -79,6 +79,7 @@ const (
 	report43File = "testdata/report43.jsonl"
 	report44File = "testdata/report44.jsonl"
 	report45File = "testdata/report45.jsonl"
+	report49File = "testdata/report49.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -132,6 +133,7 @@ var laterBatches = map[string]map[string]int{
 	report43File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report44File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report45File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report49File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

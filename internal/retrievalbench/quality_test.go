@@ -105,6 +105,10 @@ var reportSets = []struct{ questions, floors string }{
 	{testdata("report43.jsonl"), testdata("floors43.json")},
 	{testdata("report44.jsonl"), testdata("floors44.json")},
 	{testdata("report45.jsonl"), testdata("floors45.json")},
+	{testdata("report46.jsonl"), testdata("floors46.json")},
+	{testdata("report47.jsonl"), testdata("floors47.json")},
+	{testdata("report48.jsonl"), testdata("floors48.json")},
+	{testdata("report49.jsonl"), testdata("floors49.json")},
 }
 
 func testdata(name string) string { return filepath.Join("..", "..", "rag", "eval", "testdata", name) }

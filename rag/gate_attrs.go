@@ -113,6 +113,10 @@ var attributes = []attribute{
 	attr("annotator agreement",
 		[]string{"inter-annotator", "agreement", "kappa", "krippendorff"},
 		[]string{"agreement", "kappa", "krippendorff", "fleiss"}),
+	// "a maximum length of 512" reports a setting; "L is the maximum length of the passage"
+	// (DPR) names a bound in a formula, and as a statement it answered a near miss on the
+	// length DPR truncates questions to. The questions' bare "what maximum length" is not
+	// among the asking words either: the candidate measured on fresh sets had it so.
 	attr("a maximum length",
 		[]string{"maximum sequence length", "max sequence length", "maximum input length", "max input length", "maximum output length", "max output length", "a maximum length", "max length", "truncate", "truncated", "max_seq_length"},
 		[]string{"a maximum length", "max length", "sequence length", "input length", "output length", "maximum sequence", "truncate", "truncated", "truncation", "truncating", "context length", "context window", "tokens long"}),

@@ -32,19 +32,7 @@ var (
 // states is answered. Without the document list the authors name nothing, as before.
 func TestGateAuthorPaper(t *testing.T) {
 	corpus := []Chunk{authTransformer, authBERT, authSBERT, authXL, authXLdecay}
-	enc := newIDFEncoder(corpus)
-	newP := func(docs func(context.Context) ([]Document, error)) *Pipeline {
-		p, err := New(Config{
-			Searcher:  gateSearcher{corpus},
-			Sparse:    func(context.Context) (SparseEncoder, error) { return enc, nil },
-			Documents: docs,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	p := newP(func(context.Context) ([]Document, error) { return authDocs, nil })
+	p := gateDocsPipeline(t, corpus, func(context.Context) ([]Document, error) { return authDocs, nil })
 	kept := []Chunk{authBERT, authTransformer}
 	runGateCases(t, p, corpus, []gateCase{
 		{"another paper's setting does not answer", "What weight decay did Vaswani et al. use?", kept, []string{"weight decay"}, "weight decay"},
@@ -54,7 +42,7 @@ func TestGateAuthorPaper(t *testing.T) {
 		// Dai et al. wrote both; the question names the one that states no decay.
 		{"the question's names single out one of the authors' papers", "What weight decay did Dai et al. use for the Transformer-XL?", []Chunk{authXL, authBERT}, []string{"weight decay"}, "weight decay"},
 	})
-	runGateCases(t, newP(nil), corpus, []gateCase{
+	runGateCases(t, gateDocsPipeline(t, corpus, nil), corpus, []gateCase{
 		{"no document list", "What weight decay did Vaswani et al. use?", kept, nil, ""},
 	})
 	// Two names are a two-author paper's authors only when it has no others.

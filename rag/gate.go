@@ -380,15 +380,17 @@ func squeeze(s string) string {
 	var b strings.Builder
 	rs := []rune(strings.ToLower(s))
 	for i, r := range rs {
-		switch {
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			b.WriteRune(r)
-		// "DSI++" is a name of its own, as segWords reads it.
-		case r == '+' && b.Len() > 0 && (i+1 == len(rs) || !(unicode.IsLetter(rs[i+1]) || unicode.IsDigit(rs[i+1]))):
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || (b.Len() > 0 && endingPlus(rs, i)) {
 			b.WriteRune(r)
 		}
 	}
 	return b.String()
+}
+
+// endingPlus reports a plus that ends a word ("DSI++"), as opposed to one between two
+// words ("L1+L2"); squeeze and segWords both keep it, so that "DSI++" is a name of its own.
+func endingPlus(rs []rune, i int) bool {
+	return rs[i] == '+' && (i+1 == len(rs) || !(unicode.IsLetter(rs[i+1]) || unicode.IsDigit(rs[i+1])))
 }
 
 func dedupeItems(items []keyItem) []keyItem {
@@ -490,7 +492,7 @@ func segWords(text string) (ws []string, brk []bool) {
 			cur.WriteRune(r)
 			continue
 		}
-		if r == '+' && cur.Len() > 0 && (i+1 == len(rs) || !(unicode.IsLetter(rs[i+1]) || unicode.IsDigit(rs[i+1]))) {
+		if cur.Len() > 0 && endingPlus(rs, i) {
 			cur.WriteRune(r)
 			continue
 		}
@@ -747,7 +749,8 @@ func (p *Pipeline) gate(ctx context.Context, question string, kept, candidates [
 	if total > 0 {
 		res.coverage = covered / total
 	}
-	subject := withAuthorPapers(subjectPapers(kept, res.holders), kept, authors, slices.Max(append([]int{0}, res.holders...)) > 0)
+	named := slices.ContainsFunc(res.holders, func(h int) bool { return h > 0 })
+	subject := withAuthorPapers(subjectPapers(kept, res.holders), kept, authors, named)
 	if miss := p.unstatedAttributes(ctx, question, subject, enc); len(miss) > 0 {
 		res.missing = itemTexts(miss)
 		res.explain = explainMissing(miss, nil)

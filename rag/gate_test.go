@@ -133,10 +133,17 @@ func (e *idfEncoder) EncodeQuery(text string) SparseVector {
 // gatePipeline is a pipeline whose BM25 statistics come from the given corpus.
 func gatePipeline(t *testing.T, corpus []Chunk) *Pipeline {
 	t.Helper()
+	return gateDocsPipeline(t, corpus, nil)
+}
+
+// gateDocsPipeline is gatePipeline listing the documents with docs (nil: none).
+func gateDocsPipeline(t *testing.T, corpus []Chunk, docs func(context.Context) ([]Document, error)) *Pipeline {
+	t.Helper()
 	enc := newIDFEncoder(corpus)
 	p, err := New(Config{
-		Searcher: gateSearcher{corpus},
-		Sparse:   func(context.Context) (SparseEncoder, error) { return enc, nil },
+		Searcher:  gateSearcher{corpus},
+		Sparse:    func(context.Context) (SparseEncoder, error) { return enc, nil },
+		Documents: docs,
 	})
 	if err != nil {
 		t.Fatal(err)

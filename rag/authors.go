@@ -25,19 +25,12 @@ var (
 // surname before "et al.", or both authors of a two-author paper; and the surnames that
 // named them. Nil when it names none or the documents cannot be listed.
 func (p *Pipeline) authorPapers(ctx context.Context, question string) (ids, names []string) {
-	if p.cfg.Documents == nil {
-		return nil, nil
-	}
 	firsts := etAl.FindAllStringSubmatch(question, -1)
 	pairs := twoName.FindAllStringSubmatch(question, -1)
 	if len(firsts) == 0 && len(pairs) == 0 {
 		return nil, nil
 	}
-	docs, err := p.cfg.Documents(ctx)
-	if err != nil {
-		p.log.Warn("evidence gate: list the documents for their authors", "err", err)
-		return nil, nil
-	}
+	docs := p.documents(ctx)
 	for _, d := range docs {
 		if len(d.Authors) == 0 {
 			continue
@@ -113,4 +106,18 @@ func withAuthorPapers(subject, kept []Chunk, authors []string, named bool) []Chu
 		}
 	}
 	return out
+}
+
+// documents lists the indexed documents for the gate, which reads their titles and
+// authors; none when they cannot be listed (the gate then judges by the passages alone).
+func (p *Pipeline) documents(ctx context.Context) []Document {
+	if p.cfg.Documents == nil {
+		return nil
+	}
+	docs, err := p.cfg.Documents(ctx)
+	if err != nil {
+		p.log.Warn("evidence gate: list the documents", "err", err)
+		return nil
+	}
+	return docs
 }

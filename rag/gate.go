@@ -165,7 +165,7 @@ func questionItems(question string) []keyItem {
 			continue
 		}
 		if it.hard {
-			it.acro = isAcronym(text)
+			it.acro = isAcronym(text) || (mixedInitials.MatchString(text) && utf8.RuneCountInString(text) <= 4)
 		} else {
 			ts := terms(text)
 			if len(ts) == 0 {
@@ -338,6 +338,11 @@ func isAcronym(w string) bool {
 	}
 	return true
 }
+
+// mixedInitials is a short form that keeps a small word's initial in lower case: "FiD"
+// of "Fusion-in-Decoder", "CoT" of "chain-of-thought". Users write the short form, the
+// paper its words; the "MS MARCO" joining of acronyms in a row does not take them.
+var mixedInitials = regexp.MustCompile(`^\p{Lu}(?:\p{Ll}?\p{Lu})+$`)
 
 func isTitle(w string) bool {
 	r, _ := utf8.DecodeRuneInString(w)

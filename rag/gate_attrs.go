@@ -71,7 +71,9 @@ var attributes = []attribute{
 	attr("learning rate", []string{"learning rate", "learning-rate"}, []string{"learning rate", "lr", "step size"}),
 	attr("batch size", []string{"batch size", "batch sizes"}, []string{"batch", "minibatch", "batchsize"}),
 	attr("dropout", []string{"dropout"}, []string{"dropout", "p drop"}),
-	attr("weight decay", []string{"weight decay", "decay"}, []string{"decay", "l2 regularization", "l2 penalty"}),
+	// A learning rate's "decay" is no weight decay: T5 "decays the learning rate" and
+	// states none. Nor does a bare "decay" ask for one (an average's decay rate).
+	attr("weight decay", []string{"weight decay"}, []string{"weight decay", "l2 regularization", "l2 penalty"}),
 	attr("label smoothing", []string{"smoothing"}, []string{"label smoothing"}),
 	attr("warmup", []string{"warmup", "warm up"}, []string{"warmup", "warm up"}),
 	attr("gradient clipping", []string{"clip", "clipping", "gradient norm", "grad norm", "max norm"}, []string{"=clip", "=clipping", "=clipped", "gradient norm", "grad norm", "max norm", "maxnorm"}),

@@ -25,12 +25,16 @@ var (
 		Text: "The vocabulary is expanded to 50,257 and a larger batchsize of 512 is used for GPT-2."}
 	attrPdrop = Chunk{ID: "pdrop", DocID: "transformer", Title: "Attention Is All You Need",
 		Text: "We apply a rate of P_drop = 0.1 to the output of each sub-layer of the Transformer."}
+	attrLRDecay = Chunk{ID: "lrdecay", DocID: "t5", Title: "Exploring the Limits of Transfer Learning with a Unified Text-to-Text Transformer",
+		Text: "T5 uses a constant learning rate for the first steps and then exponentially decays the learning rate; the averaged weights use an EMA decay of 0.999."}
+	attrWD = Chunk{ID: "wd", DocID: "bert", Title: "BERT: Pre-training of Deep Bidirectional Transformers",
+		Text: "We train BERT with Adam, a learning rate of 1e-4 and an L2 weight decay of 0.01."}
 )
 
 // TestGateUnstatedAttribute: a question about a training setting the paper never reports is
 // refused naming it; one the paper reports, even in a passage not kept, is answered.
 func TestGateUnstatedAttribute(t *testing.T) {
-	corpus := []Chunk{attrDSI, attrDSIb, attrQLoRA, attrQLoRAb, attrT5, attrTransformer, attrPdrop, attrClips, attrBatch}
+	corpus := []Chunk{attrDSI, attrDSIb, attrQLoRA, attrQLoRAb, attrT5, attrTransformer, attrPdrop, attrClips, attrBatch, attrLRDecay, attrWD}
 	p := gatePipeline(t, corpus)
 	runGateCases(t, p, corpus, []gateCase{
 		{"setting the paper never states", "What dropout rate did the DSI models use during training?", []Chunk{attrDSI}, []string{"dropout"}, "dropout"},
@@ -47,6 +51,10 @@ func TestGateUnstatedAttribute(t *testing.T) {
 		{"clips are not clipping", "What gradient clipping threshold did GPT-2 use?", []Chunk{attrClips}, []string{"gradient clipping"}, "gradient clipping"},
 		// QLoRA's L2 is a matrix, not an L2 penalty.
 		{"a matrix named L2 is not weight decay", "What weight decay did QLoRA use?", []Chunk{attrQLoRAb}, []string{"weight decay"}, "weight decay"},
+		// A learning rate that decays is no weight decay, and a decay rate asks for none.
+		{"a decaying learning rate is not weight decay", "What weight decay did T5 use?", []Chunk{attrLRDecay}, []string{"weight decay"}, "weight decay"},
+		{"weight decay stated", "What weight decay did BERT use?", []Chunk{attrWD}, nil, ""},
+		{"a decay rate is not weight decay", "What decay rate did T5's weight average use?", []Chunk{attrLRDecay}, nil, ""},
 		{"no setting asked", "How are DSI's semantic identifiers built?", []Chunk{attrDSIb}, nil, ""},
 		{"a seed the paper never states", "Which random seed did the DSI authors fix?", []Chunk{attrDSI}, []string{"random seed"}, "random seed"},
 		// "top-p" is a sampling setting; "top" alone is not.

@@ -413,3 +413,21 @@ func TestQuestionItemsCitationsAndSizes(t *testing.T) {
 		}
 	}
 }
+
+// TestGateMixedInitials: a short form keeping a small word's initial in lower case ("FiD")
+// is found as the initials of the words the paper writes ("Fusion-in-Decoder"); a longer
+// name in mixed case ("SQuAD") is a name, not initials.
+func TestGateMixedInitials(t *testing.T) {
+	fid := Chunk{ID: "fid", DocID: "fid", Title: "Leveraging Passage Retrieval with Generative Models for Open Domain Question Answering",
+		Text: "In Fusion-in-Decoder, each retrieved passage is concatenated with the question and encoded independently; the decoder attends over all of them."}
+	corpus := []Chunk{fid, gateFill}
+	runGateCases(t, gatePipeline(t, corpus), corpus, []gateCase{
+		{"initials of the paper's words", "How does FiD combine the retrieved passages?", []Chunk{fid}, nil, ""},
+		{"other initials", "How does FiT combine the retrieved passages?", []Chunk{fid}, []string{"FiT"}, "FiT"},
+	})
+	for _, it := range questionItems("What does FiD get on SQuAD?") {
+		if want := it.text == "FiD"; it.acro != want {
+			t.Errorf("item %q: acro %v, want %v", it.text, it.acro, want)
+		}
+	}
+}

@@ -205,8 +205,14 @@ func (p *Pipeline) namedPapers(ctx context.Context, question string, enc SparseE
 	var out []string
 	seen := map[string]bool{}
 	// A paper that never spells its own name ("GPT", the initials of "Generative
-	// Pre-Training") is not reached by a search for the name; one for the question may.
+	// Pre-Training") is not reached by a search for the name; one for the question may,
+	// and the list of documents always does: "what tokenizer did gpt-1 use?" reached only
+	// GPT-2's passages. Only a first version's name and initials of three words or more
+	// are looked up in every title: two initials ("RMs") name "Retrieval Models" in some
+	// title, and a search bounds that.
 	var asked []Hit
+	var docs []Document
+	listed := false
 	for _, it := range questionItems(question) {
 		if !it.hard && !it.name {
 			continue
@@ -214,10 +220,20 @@ func (p *Pipeline) namedPapers(ctx context.Context, question string, enc SparseE
 		if asked == nil {
 			asked = p.searchName(ctx, question, namedSearchHits, enc)
 		}
+		_, first := firstVersion(it)
+		first = first || it.acro && len(strings.TrimSuffix(it.key, "s")) >= 3
+		if first && !listed {
+			docs, listed = p.documents(ctx), true
+		}
 		titled := map[string]bool{}
 		for _, h := range append(p.searchName(ctx, it.text, namedSearchHits, enc), asked...) {
 			if titleNames(h.Chunk.Title, it) {
 				titled[h.Chunk.DocID] = true
+			}
+		}
+		for _, d := range docs {
+			if first && titleNames(d.Title, it) {
+				titled[d.ID] = true
 			}
 		}
 		if len(titled) == 0 {

@@ -251,3 +251,52 @@ func TestAskFirstVersionPaper(t *testing.T) {
 		}
 	}
 }
+
+// hidingSearcher is gateSearcher whose unfiltered searches never reach the hidden papers,
+// as a BM25 search for "GPT-1" never reaches the paper that does not spell it.
+type hidingSearcher struct {
+	gateSearcher
+	hidden map[string]bool
+}
+
+func (s hidingSearcher) Search(ctx context.Context, req SearchRequest) ([]Hit, error) {
+	hits, err := s.gateSearcher.Search(ctx, req)
+	if len(req.Filter.DocIDs) > 0 {
+		return hits, err
+	}
+	return slices.DeleteFunc(hits, func(h Hit) bool { return s.hidden[h.Chunk.DocID] }), err
+}
+
+// TestNamedFirstVersionUnreached: a first version's paper that no search reaches is found
+// by its title's initials in the document list, and the question is answered from it;
+// without the list the question is refused as before.
+func TestNamedFirstVersionUnreached(t *testing.T) {
+	gpt1 := Chunk{ID: "gpt1bpe", DocID: "gpt1", Title: "Improving Language Understanding by Generative Pre-Training", PageStart: 5,
+		Text: "We used a bytepair encoding vocabulary with 40,000 merges for the tokenizer."}
+	gpt2 := Chunk{ID: "gpt2bpe", DocID: "gpt2", Title: "Language Models are Unsupervised Multitask Learners", PageStart: 3,
+		Text: "GPT-2 uses a byte-level version of the tokenizer's BPE with a base vocabulary of 256."}
+	docs := []Document{{ID: "gpt1", Title: gpt1.Title}, {ID: "gpt2", Title: gpt2.Title}}
+	corpus := []Chunk{gpt1, gpt2}
+	for _, listed := range []bool{true, false} {
+		enc := newIDFEncoder(corpus)
+		cfg := Config{
+			Searcher: hidingSearcher{gateSearcher{corpus}, map[string]bool{"gpt1": true}},
+			Sparse:   func(context.Context) (SparseEncoder, error) { return enc, nil },
+		}
+		if listed {
+			cfg.Documents = func(context.Context) ([]Document, error) { return docs, nil }
+		}
+		p, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ans, err := p.Ask(t.Context(), Question{Text: "What tokenizer did GPT-1 use?"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cited := !ans.Refused && slices.ContainsFunc(ans.Sources, func(s Source) bool { return s.Cited && s.Chunk.DocID == "gpt1" })
+		if cited != listed {
+			t.Errorf("documents listed %v: answer %q (missing %q) cites the GPT-1 paper: %v", listed, ans.Text, ans.Missing, cited)
+		}
+	}
+}

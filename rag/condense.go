@@ -17,21 +17,21 @@ const condenseMaxTokens = 96
 // it is the question itself. With a generator it asks the model, falling back to the rule
 // when the model fails or replies with something unusable; the model's error is returned
 // so the caller can skip a generator that is down.
-func (p *Pipeline) condense(ctx context.Context, q Question) (string, error) {
+func (p *Pipeline) condense(ctx context.Context, q Question, moves bool) (string, error) {
 	text := strings.TrimSpace(q.Text)
 	if len(q.History) == 0 {
 		return text, nil
 	}
 	if p.cfg.Generator == nil {
-		return condenseRule(text, q.History), nil
+		return condenseRule(text, q.History, moves), nil
 	}
 	query, err := p.condenseLLM(ctx, text, q.History)
 	if err != nil {
 		p.log.Warn("condense follow-up with the language model; using the rule", "generator", p.cfg.Generator.Name(), "err", err)
-		return condenseRule(text, q.History), err
+		return condenseRule(text, q.History, moves), err
 	}
 	if query == "" {
-		return condenseRule(text, q.History), nil
+		return condenseRule(text, q.History, moves), nil
 	}
 	return query, nil
 }
@@ -114,7 +114,7 @@ const maxCarried = 8
 // use?"), refers back with a pronoun, or has at most three content words — the key terms
 // of the earlier questions (most recent first, up to maxCarried, those the question lacks)
 // are appended. Otherwise the question stands alone and is returned unchanged.
-func condenseRule(text string, history []Turn) string {
+func condenseRule(text string, history []Turn, moves bool) string {
 	if len(history) == 0 || !isFollowUp(text) {
 		return text
 	}
@@ -122,9 +122,8 @@ func condenseRule(text string, history []Turn) string {
 	for _, t := range terms(text) {
 		have[t] = true
 	}
-	// A follow-up naming a paper or model the thread has not seen ("And what about
-	// ELECTRA?") keeps the topic but not the earlier names.
-	moves := namesAnother(text, history)
+	// A follow-up moving on to a paper or model the thread has not seen ("And what about
+	// ELECTRA?", see movesOn) keeps the topic but not the earlier names.
 	var carried []string
 	for i := len(history) - 1; i >= 0 && len(carried) < maxCarried; i-- {
 		for _, w := range keyWords(history[i].Question) {

@@ -1,6 +1,7 @@
 package rag
 
 import (
+	"context"
 	"math"
 	"strings"
 	"unicode"
@@ -27,10 +28,16 @@ const (
 // steerDocs returns the documents a follow-up should be steered to: those the most recent
 // answer with sources cited (else retrieved), at most steerDocsMax, best first. None when
 // there is no history or the question names something the thread has not mentioned.
-func steerDocs(q Question) []string {
-	if len(q.History) == 0 || namesAnother(q.Text, q.History) {
+func steerDocs(q Question, moves bool) []string {
+	if len(q.History) == 0 || moves {
 		return nil
 	}
+	return threadDocs(q)
+}
+
+// threadDocs returns the documents the most recent answer with sources cited (else
+// retrieved), at most steerDocsMax, best first.
+func threadDocs(q Question) []string {
 	for i := len(q.History) - 1; i >= 0; i-- {
 		var docs []string
 		seen := map[string]bool{}
@@ -104,9 +111,15 @@ func subjectNames(text string) []keyItem {
 // namesAnother reports whether the question names something the thread has not mentioned
 // in its questions, answers or cited sources.
 func namesAnother(text string, history []Turn) bool {
+	return len(unseenNames(text, history)) > 0
+}
+
+// unseenNames returns the names of the question (subjectNames) the thread has not
+// mentioned in its questions, answers or cited sources.
+func unseenNames(text string, history []Turn) []keyItem {
 	names := subjectNames(text)
 	if len(names) == 0 {
-		return false
+		return nil
 	}
 	ix := newEvidenceIndex()
 	for _, t := range history {
@@ -120,12 +133,49 @@ func namesAnother(text string, history []Turn) bool {
 			}
 		}
 	}
+	var out []keyItem
 	for _, it := range names {
 		if !ix.covers(it) {
-			return true
+			out = append(out, it)
 		}
 	}
-	return false
+	return out
+}
+
+// movesOn reports whether a follow-up leaves its thread's papers: it names something the
+// thread has not mentioned (unseenNames) and the thread's papers do not use it either.
+// "And for the RoBERTa runs?" after an answer on LoRA's GPT-3 results, or "and DPR?" after
+// one on BEIR's BM25 figures, names a model the thread's paper evaluates, and the answer
+// is in that paper; "And what about ELECTRA?" after one on BERT moves on. On the spent
+// sets every follow-up naming something new was answered by its thread's paper.
+func (p *Pipeline) movesOn(ctx context.Context, q Question) bool {
+	unseen := unseenNames(q.Text, q.History)
+	if len(unseen) == 0 {
+		return false
+	}
+	return !p.docsUseAll(ctx, threadDocs(q), unseen)
+}
+
+// docsUseAll reports whether the documents use every name, each in rescueMentions
+// passages of one of them (docsUsing). Without documents, names or BM25 it reports false.
+func (p *Pipeline) docsUseAll(ctx context.Context, docs []string, names []keyItem) bool {
+	if len(docs) == 0 || len(names) == 0 || p.cfg.Sparse == nil {
+		return false
+	}
+	enc, err := p.sparse(ctx)
+	if err != nil {
+		return false
+	}
+	var in []Chunk
+	for _, d := range docs {
+		in = append(in, Chunk{DocID: d})
+	}
+	for _, it := range names {
+		if len(p.docsUsing(ctx, it, in, enc)) == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // steer lifts the candidates of the steered documents (see steerBoost) and re-sorts.

@@ -154,9 +154,11 @@ func TestFollowUpSteering(t *testing.T) {
 			if c.want == "bert" && !slices.ContainsFunc(ans.Sources, func(s Source) bool { return s.Cited && s.Chunk.ID == "bertBatch" }) {
 				t.Errorf("answer %q does not cite the batch-size passage only the steered search finds", ans.Text)
 			}
+			// The retrieval steered to the thread's paper, not the look-up of whether that
+			// paper uses a name (movesOn), which reads rescueHits passages.
 			steered := false
 			for _, r := range s.searches {
-				steered = steered || slices.Contains(r.Filter.DocIDs, "bert")
+				steered = steered || r.Limit != rescueHits && slices.Contains(r.Filter.DocIDs, "bert")
 			}
 			if steered != (c.want == "bert") {
 				t.Errorf("searched the thread's paper: %v", steered)
@@ -171,21 +173,21 @@ func TestSteerDocs(t *testing.T) {
 		{Question: "q2", Sources: []Source{{Chunk: Chunk{DocID: "also"}}, {Chunk: Chunk{DocID: "cited"}, Cited: true}}},
 		{Question: "q3", Answer: Refusal},
 	}
-	if got := steerDocs(Question{Text: "and the learning rate?", History: h}); !slices.Equal(got, []string{"cited"}) {
+	if got := steerDocs(Question{Text: "and the learning rate?", History: h}, namesAnother("and the learning rate?", h)); !slices.Equal(got, []string{"cited"}) {
 		t.Errorf("steerDocs = %v, want the most recent answer's cited paper", got)
 	}
-	if got := steerDocs(Question{Text: "and what about GPT-4?", History: h}); got != nil {
+	if got := steerDocs(Question{Text: "and what about GPT-4?", History: h}, namesAnother("and what about GPT-4?", h)); got != nil {
 		t.Errorf("steerDocs = %v for a question naming something new", got)
 	}
 }
 
 func TestCondenseRuleMovesOn(t *testing.T) {
 	h := []Turn{{Question: "What batch size did BERT use for pre-training?"}}
-	got := condenseRule("And what about ELECTRA?", h)
+	got := condenseRule("And what about ELECTRA?", h, namesAnother("And what about ELECTRA?", h))
 	if strings.Contains(got, "BERT") || !strings.Contains(got, "batch") {
 		t.Errorf("condensed %q: want the topic carried without the earlier paper's name", got)
 	}
-	if got := condenseRule("How long did the biggest model take to train?", h); !strings.Contains(got, "BERT") {
+	if got := condenseRule("How long did the biggest model take to train?", h, false); !strings.Contains(got, "BERT") {
 		t.Errorf("condensed %q: a short question naming nothing should carry the subject", got)
 	}
 }
@@ -229,11 +231,11 @@ func TestSteerDocsMostCited(t *testing.T) {
 		Answer:   "SBERT adds a pooling operation [1]. It is trained on SNLI [2]. The NSP objective was designed for inference [3]. It optimizes a softmax classifier [1].",
 		Sources:  []Source{src(1, "sbert"), src(2, "sbert"), src(3, "roberta")},
 	}
-	if got := steerDocs(Question{Text: "And what batch size did they use?", History: []Turn{turn}}); !slices.Equal(got, []string{"sbert"}) {
+	if got := steerDocs(Question{Text: "And what batch size did they use?", History: []Turn{turn}}, false); !slices.Equal(got, []string{"sbert"}) {
 		t.Errorf("steerDocs = %v, want [sbert]: the answer quoted RoBERTa once in passing", got)
 	}
 	turn.Answer = "LoRA freezes the pretrained weights [1]. QLoRA quantizes them to 4 bits [3]."
-	if got := steerDocs(Question{Text: "And what rank did they use?", History: []Turn{turn}}); !slices.Equal(got, []string{"sbert", "roberta"}) {
+	if got := steerDocs(Question{Text: "And what rank did they use?", History: []Turn{turn}}, false); !slices.Equal(got, []string{"sbert", "roberta"}) {
 		t.Errorf("steerDocs = %v, want both papers an answer cites alike", got)
 	}
 }
@@ -289,5 +291,48 @@ func TestSteeredEvidenceOwnWords(t *testing.T) {
 	r.Query = "What batch size did Sentence-BERT use?"
 	if got := p.steeredEvidence(t.Context(), r, []string{"sbert"}, "And what batch size did they use?"); !slices.Equal(ids(got), []string{"roberta-batch", "sbert-objective"}) {
 		t.Errorf("model-condensed follow-up: evidence %v, want the kept hits", ids(got))
+	}
+}
+
+// TestMovesOn: a follow-up naming a model the thread's paper evaluates stays in the
+// thread, though the answer so far never named it; one naming what the paper never uses
+// moves on, as does any new name when the paper cannot be searched.
+func TestMovesOn(t *testing.T) {
+	lora := func(id, text string) Chunk {
+		return Chunk{ID: id, DocID: "lora", Title: "LoRA: Low-Rank Adaptation of Large Language Models", Text: text}
+	}
+	cited := lora("l1", "On GPT-3 175B, LoRA matches or exceeds fine-tuning with far fewer trainable parameters.")
+	corpus := []Chunk{cited,
+		lora("l2", "We evaluate LoRA on RoBERTa base and large on the GLUE benchmark."),
+		lora("l3", "For RoBERTa, LoRA is applied to the query and value projections."),
+		lora("l4", "Table 2 lists RoBERTa large with LoRA against adapters."),
+		{ID: "e1", DocID: "electra", Title: "ELECTRA: Pre-training Text Encoders as Discriminators", Text: "ELECTRA trains a discriminator."},
+	}
+	h := []Turn{{Question: "How does LoRA do on GPT-3?", Answer: "It matches fine-tuning [1].", Sources: []Source{{N: 1, Chunk: cited, Cited: true}}}}
+	p := gatePipeline(t, corpus)
+	for q, want := range map[string]bool{"and for the RoBERTa runs?": false, "and what about ELECTRA?": true, "and the learning rate?": false} {
+		if got := p.movesOn(t.Context(), Question{Text: q, History: h}); got != want {
+			t.Errorf("movesOn(%q) = %v, want %v", q, got, want)
+		}
+		if got := steerDocs(Question{Text: q, History: h}, want); (got == nil) != want {
+			t.Errorf("steerDocs(%q) = %v", q, got)
+		}
+	}
+	// The thread's paper answers, and the RoBERTa paper's own passage on its runs is not
+	// added beside it.
+	roberta := Chunk{ID: "r1", DocID: "roberta", Title: "RoBERTa: A Robustly Optimized BERT Pretraining Approach", Text: "RoBERTa runs use batches of 8K sequences."}
+	ans, err := gatePipeline(t, append(corpus, roberta)).Ask(t.Context(), Question{Text: "and for the RoBERTa runs?", History: h}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans.Refused || firstCited(ans) != "lora" || slices.ContainsFunc(ans.Sources, func(s Source) bool { return s.Chunk.DocID == "roberta" }) {
+		t.Errorf("answer %q cites %q first, want only the thread's paper", ans.Text, firstCited(ans))
+	}
+	noBM25, err := New(Config{Searcher: gateSearcher{corpus}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !noBM25.movesOn(t.Context(), Question{Text: "and for the RoBERTa runs?", History: h}) {
+		t.Error("without BM25 a new name moves on")
 	}
 }

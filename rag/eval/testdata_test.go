@@ -84,6 +84,7 @@ const (
 	report48File = "testdata/report48.jsonl"
 	report49File = "testdata/report49.jsonl"
 	report50File = "testdata/report50.jsonl"
+	report51File = "testdata/report51.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -142,6 +143,7 @@ var laterBatches = map[string]map[string]int{
 	report48File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report49File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report50File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report51File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -83,6 +83,7 @@ const (
 	report47File = "testdata/report47.jsonl"
 	report48File = "testdata/report48.jsonl"
 	report49File = "testdata/report49.jsonl"
+	report53File = "testdata/report53.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -140,6 +141,7 @@ var laterBatches = map[string]map[string]int{
 	report47File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report48File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report49File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report53File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -109,6 +109,10 @@ var reportSets = []struct{ questions, floors string }{
 	{testdata("report47.jsonl"), testdata("floors47.json")},
 	{testdata("report48.jsonl"), testdata("floors48.json")},
 	{testdata("report49.jsonl"), testdata("floors49.json")},
+	{testdata("report50.jsonl"), testdata("floors50.json")},
+	{testdata("report51.jsonl"), testdata("floors51.json")},
+	{testdata("report52.jsonl"), testdata("floors52.json")},
+	{testdata("report53.jsonl"), testdata("floors53.json")},
 }
 
 func testdata(name string) string { return filepath.Join("..", "..", "rag", "eval", "testdata", name) }

@@ -12,8 +12,9 @@ import (
 // cited are searched as well as the whole corpus, and their passages are lifted in the
 // ranking (steerBoost), so "And what batch size did they use?" is answered from the paper
 // the thread is about. A follow-up that names a paper or model the thread has not seen
-// ("And what about ELECTRA?") moves on: it is not steered, and the earlier question's
-// names are not carried into its query (see condenseRule).
+// and its papers do not use ("And what about ELECTRA?" after an answer on BERT) moves on:
+// it is not steered, and the earlier question's names are not carried into its query (see
+// movesOn, condenseRule).
 const (
 	// steerBoost lifts a steered passage's probability p to p^(1-steerBoost): 0.3 → 0.49,
 	// 0.5 → 0.66, 0.9 → 0.94. A strong passage of another paper still outranks a weak one
@@ -25,9 +26,8 @@ const (
 	steerDocsMax = 3
 )
 
-// steerDocs returns the documents a follow-up should be steered to: those the most recent
-// answer with sources cited (else retrieved), at most steerDocsMax, best first. None when
-// there is no history or the question names something the thread has not mentioned.
+// steerDocs returns the documents a follow-up should be steered to (threadDocs); none
+// when there is no history or the follow-up moves on (movesOn).
 func steerDocs(q Question, moves bool) []string {
 	if len(q.History) == 0 || moves {
 		return nil
@@ -106,12 +106,6 @@ func subjectNames(text string) []keyItem {
 		}
 	}
 	return out
-}
-
-// namesAnother reports whether the question names something the thread has not mentioned
-// in its questions, answers or cited sources.
-func namesAnother(text string, history []Turn) bool {
-	return len(unseenNames(text, history)) > 0
 }
 
 // unseenNames returns the names of the question (subjectNames) the thread has not

@@ -220,9 +220,9 @@ func (p *Pipeline) namedPapers(ctx context.Context, question string, enc SparseE
 		if asked == nil {
 			asked = p.searchName(ctx, question, namedSearchHits, enc)
 		}
-		_, first := firstVersion(it)
-		first = first || it.acro && len(strings.TrimSuffix(it.key, "s")) >= 3
-		if first && !listed {
+		_, everyTitle := firstVersion(it)
+		everyTitle = everyTitle || it.acro && len(strings.TrimSuffix(it.key, "s")) >= 3
+		if everyTitle && !listed {
 			docs, listed = p.documents(ctx), true
 		}
 		titled := map[string]bool{}
@@ -232,7 +232,7 @@ func (p *Pipeline) namedPapers(ctx context.Context, question string, enc SparseE
 			}
 		}
 		for _, d := range docs {
-			if first && titleNames(d.Title, it) {
+			if everyTitle && titleNames(d.Title, it) {
 				titled[d.ID] = true
 			}
 		}

@@ -173,17 +173,17 @@ func TestSteerDocs(t *testing.T) {
 		{Question: "q2", Sources: []Source{{Chunk: Chunk{DocID: "also"}}, {Chunk: Chunk{DocID: "cited"}, Cited: true}}},
 		{Question: "q3", Answer: Refusal},
 	}
-	if got := steerDocs(Question{Text: "and the learning rate?", History: h}, namesAnother("and the learning rate?", h)); !slices.Equal(got, []string{"cited"}) {
+	if got := steerDocs(Question{Text: "and the learning rate?", History: h}, len(unseenNames("and the learning rate?", h)) > 0); !slices.Equal(got, []string{"cited"}) {
 		t.Errorf("steerDocs = %v, want the most recent answer's cited paper", got)
 	}
-	if got := steerDocs(Question{Text: "and what about GPT-4?", History: h}, namesAnother("and what about GPT-4?", h)); got != nil {
+	if got := steerDocs(Question{Text: "and what about GPT-4?", History: h}, len(unseenNames("and what about GPT-4?", h)) > 0); got != nil {
 		t.Errorf("steerDocs = %v for a question naming something new", got)
 	}
 }
 
 func TestCondenseRuleMovesOn(t *testing.T) {
 	h := []Turn{{Question: "What batch size did BERT use for pre-training?"}}
-	got := condenseRule("And what about ELECTRA?", h, namesAnother("And what about ELECTRA?", h))
+	got := condenseRule("And what about ELECTRA?", h, len(unseenNames("And what about ELECTRA?", h)) > 0)
 	if strings.Contains(got, "BERT") || !strings.Contains(got, "batch") {
 		t.Errorf("condensed %q: want the topic carried without the earlier paper's name", got)
 	}

@@ -110,14 +110,23 @@ func withAuthorPapers(subject, kept []Chunk, authors []string, named bool) []Chu
 
 // documents lists the indexed documents for the gate, which reads their titles and
 // authors; none when they cannot be listed (the gate then judges by the passages alone).
+// Within a question (see withSparse) they are listed once.
 func (p *Pipeline) documents(ctx context.Context) []Document {
 	if p.cfg.Documents == nil {
 		return nil
 	}
-	docs, err := p.cfg.Documents(ctx)
-	if err != nil {
-		p.log.Warn("evidence gate: list the documents", "err", err)
-		return nil
+	list := func() []Document {
+		docs, err := p.cfg.Documents(ctx)
+		if err != nil {
+			p.log.Warn("evidence gate: list the documents", "err", err)
+			return nil
+		}
+		return docs
 	}
-	return docs
+	s, ok := ctx.Value(sparseKey{}).(*sparseOnce)
+	if !ok {
+		return list()
+	}
+	s.docsOnce.Do(func() { s.docs = list() })
+	return s.docs
 }

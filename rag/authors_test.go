@@ -50,3 +50,17 @@ func TestGateAuthorPaper(t *testing.T) {
 		t.Errorf("authorPapers = %q, want only the paper whose first author is Sanh", got)
 	}
 }
+
+// TestDocumentsListedOnce: the papers a question names and the gate both read the
+// document list; a question lists the documents once.
+func TestDocumentsListedOnce(t *testing.T) {
+	corpus := []Chunk{authTransformer, authBERT, authSBERT}
+	calls := 0
+	p := gateDocsPipeline(t, corpus, func(context.Context) ([]Document, error) { calls++; return authDocs, nil })
+	if _, err := p.Ask(t.Context(), Question{Text: "What weight decay did Vaswani et al. use for the BERT and GPT-1 models?"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 {
+		t.Errorf("documents listed %d times in one question, want 1", calls)
+	}
+}

@@ -164,7 +164,10 @@ func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept
 		return nil
 	}
 	q := newEvidenceIndex(question)
-	var keptIx []*evidenceIndex // built on the first setting asked
+	// Built on the first setting asked: the kept texts without their references, and
+	// their indexes.
+	var keptText []string
+	var keptIx []*evidenceIndex
 	var missing []keyItem
 	for _, a := range attributes {
 		if !a.isAsked(q, question) {
@@ -172,12 +175,13 @@ func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept
 		}
 		if keptIx == nil {
 			for _, c := range kept {
-				keptIx = append(keptIx, newEvidenceIndex(withoutReferences(c.Text)))
+				t := withoutReferences(c.Text)
+				keptText, keptIx = append(keptText, t), append(keptIx, newEvidenceIndex(t))
 			}
 		}
 		stated := false
-		for i, c := range kept {
-			stated = stated || a.isStated(keptIx[i], withoutReferences(c.Text))
+		for i := range kept {
+			stated = stated || a.isStated(keptIx[i], keptText[i])
 		}
 		if stated {
 			continue

@@ -28,7 +28,8 @@ type Config struct {
 	// Generator writes answers; nil means extractive answers.
 	Generator Generator
 	// Documents lists the indexed documents; the gate reads their authors to know which
-	// paper "Vaswani et al." names. Nil: an author names no paper.
+	// paper "Vaswani et al." names, and their titles to find a paper that never spells its
+	// own name ("GPT-1"). Nil: authors and such names name no paper.
 	Documents func(ctx context.Context) ([]Document, error)
 
 	Candidates int     // per retriever; zero means 20

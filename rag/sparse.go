@@ -20,6 +20,10 @@ type sparseOnce struct {
 	// owners memoizes Pipeline.owner by item key: the papers a question names, the gate
 	// (which may run twice) and the extractive answer each ask about the same names.
 	owners sync.Map
+	// docs is the question's list of documents (Pipeline.documents): the papers a
+	// question names and the gate, which may run twice, each read it.
+	docsOnce sync.Once
+	docs     []Document
 }
 
 // withSparse returns ctx carrying a slot for the question's encoder (unless it has one).

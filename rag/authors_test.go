@@ -2,6 +2,7 @@ package rag
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 )
@@ -62,5 +63,19 @@ func TestDocumentsListedOnce(t *testing.T) {
 	}
 	if calls != 1 {
 		t.Errorf("documents listed %d times in one question, want 1", calls)
+	}
+}
+
+// TestDocumentsListFails: a document list that fails names no paper by its authors; the
+// question is judged by its passages alone, as without a list, and no error reaches the
+// asker.
+func TestDocumentsListFails(t *testing.T) {
+	corpus := []Chunk{authTransformer, authBERT, authSBERT}
+	p := gateDocsPipeline(t, corpus, func(context.Context) ([]Document, error) { return nil, errors.New("store down") })
+	runGateCases(t, p, corpus, []gateCase{
+		{"failed list", "What weight decay did Vaswani et al. use?", []Chunk{authBERT, authTransformer}, nil, ""},
+	})
+	if _, err := p.Ask(t.Context(), Question{Text: "What weight decay did Vaswani et al. use?"}, nil); err != nil {
+		t.Errorf("ask with a failing document list: %v", err)
 	}
 }

@@ -96,7 +96,7 @@ const trimToken = ".,;:!?()[]{}\"'“”‘’«»*_`<>"
 
 // questionItems extracts the key items of a question (see the gate's comment).
 func questionItems(question string) []keyItem {
-	toks := tokenize(question)
+	toks := withoutGuesses(splitJoined(tokenize(question)))
 	// A question written in capitals does not mark its names by case.
 	shouting := upperShare(question) > 0.5
 	var items []keyItem
@@ -118,9 +118,20 @@ func questionItems(question string) []keyItem {
 		}
 		// "the 3-layer model": a table of model sizes states the count in a column headed
 		// "#L" and never spells "3 layers"; the count is the item, and the unit a word.
-		if m := sizeCount.FindStringSubmatch(t.text); m != nil {
-			items = append(items, keyItem{text: m[1], key: squeeze(m[1]), hard: true},
-				keyItem{text: m[2], key: squeeze(m[2]), stem: stemOf(strings.ToLower(m[2]))})
+		// The same holds for any count made an adjective: the "4.7M-parameter LoRA" is a
+		// "4.7M" in a column of trainable parameters, the "4-foot wire" is "4 feet long",
+		// the "8-GPU machine" has "8 NVIDIA P100 GPUs", and a "multi-GPU box" is about GPUs.
+		// A precision, an n-gram or a number of shots, hops or ways is a setting's name,
+		// which papers write the same way: "4-bit", "5-shot", "5-gram".
+		if m := countUnit.FindStringSubmatch(t.text); m != nil && !settingUnits[strings.ToLower(m[2])] {
+			if isNumber(m[1]) || timesCount.MatchString(m[1]) || magnitude.MatchString(m[1]) {
+				items = append(items, keyItem{text: m[1], key: squeeze(m[1]), hard: true})
+			}
+			if isAcronym(m[2]) {
+				items = append(items, keyItem{text: m[2], key: squeeze(m[2]), hard: true, acro: true})
+			} else if st := terms(m[2]); len(st) == 1 {
+				items = append(items, keyItem{text: m[2], key: squeeze(m[2]), stem: st[0]})
+			}
 			continue
 		}
 		kind := classify(t.text, shouting)
@@ -188,9 +199,20 @@ var digitComma = regexp.MustCompile(`(\d),(\d)`)
 var modifiers = []string{"-style", "-like", "-based", "-sized", "-type", "-specific", "-only",
 	"-trained", "-pretrained", "-tuned", "-finetuned"}
 
-// sizeCount is a count of a model's building blocks made an adjective: "3-layer",
-// "12-head".
-var sizeCount = regexp.MustCompile(`^(\d+)[-–](layer|head|block)$`)
+// countUnit is a count made an adjective ("3-layer", "12-head", "4.7M-parameter",
+// "2x-bigger", "8-GPU") or a unit said to be several ("multi-GPU").
+var countUnit = regexp.MustCompile(`^(\d+(?:\.\d+)?[kKmMbBtTxX]?|multi|single)[-–](\p{Ll}{2,}|\p{Lu}{2,}s?)$`)
+
+var co2eq = regexp.MustCompile(`^t?co2eq?$|^t?co2e$`)
+
+var settingUnits = map[string]bool{"bit": true, "bits": true, "shot": true, "shots": true, "hop": true, "way": true, "gram": true, "grams": true}
+
+var (
+	// timesCount is a factor: "2x", "4x".
+	timesCount = regexp.MustCompile(`^\d+(?:\.\d+)?[xX]$`)
+	// magnitude is a count with its order of magnitude: "4.7M", "175B", "1.4T", "10k".
+	magnitude = regexp.MustCompile(`^\d+(?:\.\d+)?[kKmMbBtT]$`)
+)
 
 // citationYear is the year of an author citation.
 var citationYear = regexp.MustCompile(`^(?:19|20)\d\d[a-z]?$`)
@@ -245,6 +267,73 @@ func tokenize(s string) []qtoken {
 		}
 		if end {
 			first = true
+		}
+	}
+	return out
+}
+
+// withoutGuesses drops the answers a user offers as guesses: "spaCy, or something
+// else?", "Xavier/Glorot or something else?", "something like Manhattan or Euclidean
+// distance". The question asks what the paper did, whichever it was; a paper that used
+// NLTK answers it, and a guess the paper never names is no sign of a near miss.
+func withoutGuesses(toks []qtoken) []qtoken {
+	drop := make([]bool, len(toks))
+	low := func(i int) string {
+		if i < 0 || i >= len(toks) {
+			return ""
+		}
+		return strings.ToLower(toks[i].text)
+	}
+	for i := range toks {
+		// "A or something else", "A, B or anything else": the guesses run back to the
+		// sentence's start or the comma before the first of them.
+		if low(i) == "or" && (low(i+1) == "something" || low(i+1) == "anything") {
+			for j := i - 1; j >= 0; j-- {
+				drop[j] = true
+				if toks[j].first || (j > 0 && toks[j-1].brk) {
+					break
+				}
+			}
+		}
+		// "something like A or B": A and B.
+		if low(i) == "something" && low(i+1) == "like" {
+			if i+2 < len(toks) {
+				drop[i+2] = true
+				if low(i+3) == "or" && i+4 < len(toks) {
+					drop[i+4] = true
+				}
+			}
+		}
+	}
+	var out []qtoken
+	for i, t := range toks {
+		if !drop[i] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// joiner links two names into one word: "ELMo-plus-BiLSTM" is the paper's "an ELMo
+// encoder followed by two BiLSTMs", "BM25-vs-DPR" two systems.
+var joiner = regexp.MustCompile(`[-–](?:plus|and|with|vs|versus|or|then|over)[-–]`)
+
+// splitJoined splits a word of names joined by a joiner into its names, when each is a
+// name by itself; the names are then items of their own.
+func splitJoined(toks []qtoken) []qtoken {
+	var out []qtoken
+	for _, t := range toks {
+		parts := joiner.Split(t.text, -1)
+		whole := len(parts) < 2
+		for _, p := range parts {
+			whole = whole || classify(p, false) != kindHard
+		}
+		if whole {
+			out = append(out, t)
+			continue
+		}
+		for i, p := range parts {
+			out = append(out, qtoken{text: p, first: t.first && i == 0, brk: i < len(parts)-1 || t.brk})
 		}
 	}
 	return out
@@ -438,6 +527,11 @@ func (ix *evidenceIndex) add(text string) {
 	ws := make([]string, len(orig))
 	for i, w := range orig {
 		ws[i] = w
+		// Emissions are reported as a CO2 equivalent, in tonnes ("tCO2eq", "CO2eq/KWh"):
+		// the user's "CO2".
+		if co2eq.MatchString(w) {
+			ix.grams["co2"] = append(ix.grams["co2"], base+i)
+		}
 		// "two sub-layers" states the "2" of a question.
 		if d, ok := numberWords[w]; ok {
 			ix.grams[w] = append(ix.grams[w], base+i)
@@ -487,6 +581,11 @@ func segWords(text string) (ws []string, brk []bool) {
 		// "Children's Book Test" is the paper's "Children’s Book Test".
 		if (r == '\'' || r == '’') && cur.Len() > 0 && i+1 < len(rs) && rs[i+1] == 's' && (i+2 == len(rs) || !unicode.IsLetter(rs[i+2])) {
 			i++
+			continue
+		}
+		// "4× the computation" is the "4x" of a question; "3×3" and "4 × 10" are no factor.
+		if r == '×' && cur.Len() > 0 && unicode.IsDigit(rs[i-1]) && (i+1 == len(rs) || !unicode.IsDigit(rs[i+1]) && !unicode.IsLetter(rs[i+1])) {
+			cur.WriteRune('x')
 			continue
 		}
 		if name, ok := greekNames[r]; ok {
@@ -548,6 +647,12 @@ func (ix *evidenceIndex) at(it keyItem) []int {
 	if it.hard {
 		// "1.4T-token" is the paper's "1.4T tokens", "12-layer" its "12 layers".
 		if pluralable.MatchString(it.text) {
+			if pos := ix.grams[it.key+"s"]; len(pos) > 0 {
+				return pos
+			}
+		}
+		// "BiLSTM" is the paper's "two BiLSTMs".
+		if strings.ContainsFunc(it.text, unicode.IsUpper) && !pluralable.MatchString(it.text) {
 			if pos := ix.grams[it.key+"s"]; len(pos) > 0 {
 				return pos
 			}

@@ -292,6 +292,22 @@ func TestEvidenceIndexSpellings(t *testing.T) {
 			t.Errorf("covers(%q) = %v, want %v", c.item, got, c.want)
 		}
 	}
+	if !newEvidenceIndex("Training emitted 1,015 tCO2eq.").covers(item("CO2")) || !newEvidenceIndex("0.385 kg CO2eq/KWh").covers(item("CO2")) {
+		t.Error("a CO2 equivalent does not state the CO2 of a question")
+	}
+	// A factor written with a times sign is the user's "4x"; a product of two numbers is
+	// none. A name is found in its plural.
+	ix = newEvidenceIndex("Ensembles use 4× the computation of a 3×3 grid. An ELMo encoder is followed by two BiLSTMs; the clips were cut.")
+	for _, c := range []struct {
+		item string
+		want bool
+	}{
+		{"4x", true}, {"2x", false}, {"3x", false}, {"BiLSTM", true}, {"ELMo", true}, {"CO2", false},
+	} {
+		if got := ix.covers(item(c.item)); got != c.want {
+			t.Errorf("covers(%q) = %v, want %v", c.item, got, c.want)
+		}
+	}
 	var hard []string
 	for _, it := range questionItems("Which datasets trained the NQ-only DPR model?") {
 		if it.hard {
@@ -401,6 +417,18 @@ func TestQuestionItemsCitationsAndSizes(t *testing.T) {
 		{"What average does the large NLI-trained model reach?", []string{"NLI"}},
 		{"What MNLI accuracy does the 3-layer BERT get?", []string{"MNLI", "3", "BERT"}},
 		{"What does QLoRA's 4-bit NormalFloat keep?", []string{"QLoRA", "4-bit", "NormalFloat"}},
+		{"Which 5-gram model did LLaMA compare with?", []string{"5-gram", "LLaMA"}},
+		// A count made an adjective is the count beside its unit.
+		{"What ROUGE does the 4.7M-parameter LoRA get?", []string{"ROUGE", "4.7M", "LoRA"}},
+		{"How long did a step take on the 8-GPU machine?", []string{"8", "GPU"}},
+		{"Could I run LLaMA on a single GPU or a multi-GPU box?", []string{"LLaMA", "GPU"}},
+		{"How many layers did the 2x-bigger T5 have?", []string{"2x", "T5"}},
+		// Names joined by "plus" are two names.
+		{"Did DistilBERT trail the ELMo-plus-BiLSTM baseline?", []string{"DistilBERT", "ELMo", "BiLSTM"}},
+		// The answers a user guesses are not what the question hinges on.
+		{"What did DrQA use to tokenize the text? spaCy, or something else?", []string{"DrQA"}},
+		{"How were the Transformer's weights initialized, Xavier/Glorot or something else?", nil},
+		{"Did SBERT try something like Manhattan or Euclidean distance?", []string{"SBERT"}},
 	} {
 		var hard []string
 		for _, it := range questionItems(c.q) {

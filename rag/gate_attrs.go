@@ -86,6 +86,13 @@ var attributes = []attribute{
 	attr("random seed", []string{"seed", "seeds"}, []string{"seed", "seeds"}),
 	attr("top-p", []string{"top-p", "top p", "nucleus"}, []string{"top-p", "top p", "nucleus"}),
 	attr("gradient accumulation", []string{"gradient accumulation", "accumulation steps"}, []string{"accumulation", "accumulate", "accumulated", "accumulating"}),
+	// How weights were initialised: papers that say so write "initialized" or "init";
+	// the Transformer and LLaMA papers never do. Matched as spelled: "initial" (an
+	// initial learning rate) has the same stem.
+	attr("weight initialization", []string{"=initialize", "=initialized", "=initialization", "=initialise", "=initialised", "=initialisation"},
+		[]string{"=initialize", "=initialized", "=initialization", "=initialise", "=initialised", "=initialisation", "=initializing", "=initializes", "=init", "=initializer"}),
+	// LoRA's scaling α.
+	attr("alpha", []string{"=alpha"}, []string{"=alpha"}),
 	attr("Adam betas", []string{"beta1", "beta2", "β1", "β2", "betas"}, []string{"beta1", "beta2", "β1", "β2", "betas", "β"}),
 
 	// Reported measures. Units a question names ("how many hours", "in milliseconds") ask

@@ -27,6 +27,8 @@ var (
 		Text: "We apply a rate of P_drop = 0.1 to the output of each sub-layer of the Transformer."}
 	attrLRDecay = Chunk{ID: "lrdecay", DocID: "t5", Title: "Exploring the Limits of Transfer Learning with a Unified Text-to-Text Transformer",
 		Text: "T5 uses a constant learning rate for the first steps and then exponentially decays the learning rate; the averaged weights use an EMA decay of 0.999."}
+	attrInit = Chunk{ID: "init", DocID: "qlora", Title: "QLoRA: Efficient Finetuning of Quantized LLMs",
+		Text: "The LoRA matrix L2 is initialized to zero, so the model starts unchanged."}
 	attrWD = Chunk{ID: "wd", DocID: "bert", Title: "BERT: Pre-training of Deep Bidirectional Transformers",
 		Text: "We train BERT with Adam, a learning rate of 1e-4 and an L2 weight decay of 0.01."}
 )
@@ -34,7 +36,7 @@ var (
 // TestGateUnstatedAttribute: a question about a training setting the paper never reports is
 // refused naming it; one the paper reports, even in a passage not kept, is answered.
 func TestGateUnstatedAttribute(t *testing.T) {
-	corpus := []Chunk{attrDSI, attrDSIb, attrQLoRA, attrQLoRAb, attrT5, attrTransformer, attrPdrop, attrClips, attrBatch, attrLRDecay, attrWD}
+	corpus := []Chunk{attrDSI, attrDSIb, attrQLoRA, attrQLoRAb, attrT5, attrTransformer, attrPdrop, attrClips, attrBatch, attrLRDecay, attrWD, attrInit}
 	p := gatePipeline(t, corpus)
 	runGateCases(t, p, corpus, []gateCase{
 		{"setting the paper never states", "What dropout rate did the DSI models use during training?", []Chunk{attrDSI}, []string{"dropout"}, "dropout"},
@@ -55,6 +57,8 @@ func TestGateUnstatedAttribute(t *testing.T) {
 		{"a decaying learning rate is not weight decay", "What weight decay did T5 use?", []Chunk{attrLRDecay}, []string{"weight decay"}, "weight decay"},
 		{"weight decay stated", "What weight decay did BERT use?", []Chunk{attrWD}, nil, ""},
 		{"a decay rate is not weight decay", "What decay rate did T5's weight average use?", []Chunk{attrLRDecay}, nil, ""},
+		{"an initialisation the paper never states", "How were the DSI models' weights initialized?", []Chunk{attrDSI}, []string{"weight initialization"}, "weight initialization"},
+		{"initialisation stated elsewhere in the paper", "How were the LoRA matrices initialized in QLoRA?", []Chunk{attrQLoRAb}, nil, ""},
 		{"no setting asked", "How are DSI's semantic identifiers built?", []Chunk{attrDSIb}, nil, ""},
 		{"a seed the paper never states", "Which random seed did the DSI authors fix?", []Chunk{attrDSI}, []string{"random seed"}, "random seed"},
 		// "top-p" is a sampling setting; "top" alone is not.

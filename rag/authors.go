@@ -27,11 +27,15 @@ var (
 func (p *Pipeline) authorPapers(ctx context.Context, question string) (ids, names []string) {
 	firsts := etAl.FindAllStringSubmatch(question, -1)
 	pairs := twoName.FindAllStringSubmatch(question, -1)
-	if len(firsts) == 0 && len(pairs) == 0 {
+	if len(firsts) == 0 && len(pairs) == 0 && !titleLike.MatchString(question) {
 		return nil, nil
 	}
 	docs := p.documents(ctx)
 	for _, d := range docs {
+		if words := titleNamed(question, d.Title); words != nil {
+			ids, names = append(ids, d.ID), append(names, words...)
+			continue
+		}
 		if len(d.Authors) == 0 {
 			continue
 		}
@@ -52,6 +56,79 @@ func (p *Pipeline) authorPapers(ctx context.Context, question string) (ids, name
 		}
 	}
 	return ids, names
+}
+
+// A question names a paper by its title as often: "In Attention Is All You Need, how
+// were the weights initialised?". The title's words are then no more what it asks about
+// than an author's name; the Transformer paper's title was read as a question about
+// attention, and LoRA's passages on attention weights answered for it.
+
+// titleWords is how many leading words of a title a question must give to name the
+// paper: "Dense Passage Retrieval", "Attention Is All You Need". Two ("Language Models")
+// name a topic.
+const titleWords = 3
+
+// titleLike is a question that may hold a title: three words in a row.
+var titleLike = regexp.MustCompile(`\S+\s+\S+\s+\S+`)
+
+// titleNamed returns the words of the title's lead (up to a colon) when the question
+// gives its first titleWords words or more, compared without case, spacing or hyphens;
+// nil otherwise.
+func titleNamed(question, title string) []string {
+	lead, _, _ := strings.Cut(title, ":")
+	ws := strings.Fields(lead)
+	if len(ws) < titleWords {
+		return nil
+	}
+	q := " " + strings.TrimSpace(squeezeSpaced(question)) + " "
+	n := 0
+	for i := titleWords; i <= len(ws); i++ {
+		if strings.Contains(q, " "+strings.TrimSpace(squeezeSpaced(strings.Join(ws[:i], " ")))+" ") {
+			n = i
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	// A title's capitals must be the question's too: "Language models are trained on
+	// …" does not name "Language Models are Unsupervised Multitask Learners". A question
+	// in lower case gives a longer run instead.
+	if strings.IndexFunc(question, unicode.IsUpper) < 0 {
+		if n < titleWords+1 {
+			return nil
+		}
+		return ws[:n]
+	}
+	for _, w := range ws[:n] {
+		w = strings.Trim(w, ",.;")
+		if r := []rune(w); unicode.IsUpper(r[0]) && !strings.Contains(question, w) {
+			return nil
+		}
+	}
+	return ws[:n]
+}
+
+// squeezeSpaced lower-cases s and keeps its letters, digits and single spaces between
+// words: "Retrieval-Augmented Generation" → "retrievalaugmented generation".
+func squeezeSpaced(s string) string {
+	var b strings.Builder
+	space := false
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			if space && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			space = false
+			b.WriteRune(r)
+		case unicode.IsSpace(r):
+			space = true
+		}
+	}
+	if space {
+		b.WriteByte(' ')
+	}
+	return b.String()
 }
 
 // withoutNames drops the items that are authors' names: the paper prints them once, on

@@ -21,8 +21,8 @@ var (
 	authDocs = []Document{
 		{ID: "xl", Authors: []string{"Zihang Dai", "Zhilin Yang"}},
 		{ID: "xl2", Authors: []string{"Zihang Dai", "Zhilin Yang", "Quoc Le"}},
-		{ID: "transformer", Authors: []string{"Ashish Vaswani", "Noam Shazeer"}},
-		{ID: "bert", Authors: []string{"Jacob Devlin", "Ming-Wei Chang", "Kenton Lee", "Kristina Toutanova"}},
+		{ID: "transformer", Title: "Attention Is All You Need", Authors: []string{"Ashish Vaswani", "Noam Shazeer"}},
+		{ID: "bert", Title: "BERT: Pre-training of Deep Bidirectional Transformers", Authors: []string{"Jacob Devlin", "Ming-Wei Chang", "Kenton Lee", "Kristina Toutanova"}},
 		{ID: "sbert", Authors: []string{"Nils Reimers", "Iryna Gurevych"}},
 		{ID: "distil", Authors: []string{"Victor SANH", "Lysandre DEBUT"}},
 	}
@@ -41,6 +41,12 @@ func TestGateAuthorPaper(t *testing.T) {
 		{"two authors, paper not kept", "What weight decay did Reimers and Gurevych use?", kept, []string{"weight decay"}, "weight decay"},
 		{"two authors, stated", "What warm-up did Reimers & Gurevych use?", []Chunk{authBERT}, nil, ""},
 		// Dai et al. wrote both; the question names the one that states no decay.
+		// A title names its paper as its authors do; two of its words name none.
+		{"the named title's paper states none", "In Attention Is All You Need, what weight decay was used?", kept, []string{"weight decay"}, "weight decay"},
+		{"a title's first words in lower case", "what weight decay did attention is all you need use?", kept, []string{"weight decay"}, "weight decay"},
+		{"two words of a title", "What weight decay does attention need?", kept, nil, ""},
+		{"a title's words without its capitals", "Attention is all you need to set the weight decay?", kept, nil, ""},
+		{"three words of a title in lower case", "what weight decay: attention is all?", kept, nil, ""},
 		{"the question's names single out one of the authors' papers", "What weight decay did Dai et al. use for the Transformer-XL?", []Chunk{authXL, authBERT}, []string{"weight decay"}, "weight decay"},
 	})
 	runGateCases(t, gateDocsPipeline(t, corpus, nil), corpus, []gateCase{
@@ -77,5 +83,30 @@ func TestDocumentsListFails(t *testing.T) {
 	})
 	if _, err := p.Ask(t.Context(), Question{Text: "What weight decay did Vaswani et al. use?"}, nil); err != nil {
 		t.Errorf("ask with a failing document list: %v", err)
+	}
+}
+
+// TestNamedByAuthorsOrTitle: a question naming one paper by its authors or its title is
+// searched within that paper; authors of several papers ("Dai et al.") name none of them.
+func TestNamedByAuthorsOrTitle(t *testing.T) {
+	corpus := []Chunk{authTransformer, authBERT, authSBERT, authXL, authXLdecay}
+	p := gateDocsPipeline(t, corpus, func(context.Context) ([]Document, error) { return authDocs, nil })
+	enc, err := p.sparse(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		q    string
+		want string
+	}{
+		{"What learning rate did Vaswani et al. use?", "transformer"},
+		{"What learning rate did Reimers and Gurevych use?", "sbert"},
+		{"In Attention Is All You Need, what learning rate was used?", "transformer"},
+		{"What learning rate did Dai et al. use?", ""},
+	} {
+		got := p.namedPapers(withSparse(t.Context()), c.q, enc)
+		if (c.want == "" && len(got) > 0) || (c.want != "" && !slices.Contains(got, c.want)) {
+			t.Errorf("namedPapers(%q) = %q, want %q", c.q, got, c.want)
+		}
 	}
 }

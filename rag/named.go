@@ -51,7 +51,24 @@ const ownerHits = 40
 // ("we introduce Benchmarking-IR (BEIR)", "… “Text-to-Text Transfer Transformer” (T5)").
 // Between the verb and the name only words like "the resulting models" may stand: "we
 // present results on GSM8K" introduces nothing.
-var introRE = regexp.MustCompile(`(?i:\b(?:call|calls|called|refer to|refers to|referred to|dub|dubbed|named|term|termed|introduce|introduces|present|presents|propose|proposes|develop|develops|release|releases|our largest model,?)\s+(?:(?:the|this|these|our|it|them|as|a|an|new|resulting|final|model|models|approach|method|system|framework|family|collection|of|and|which|we|simply|hereafter)\s+){0,6})([A-Z][\p{L}0-9]*(?:-[\p{L}0-9]+)*|“[^”]{2,40}”|"[^"]{2,40}")(?:[^.()]{0,40}\(([A-Z][\p{L}0-9-]*)\))?`)
+var introRE = regexp.MustCompile(`(?i:\b(?:call|calls|called|refer to|refers to|referred to|dub|dubbed|named|term|termed|introduce|introduces|present|presents|propose|proposes|develop|develops|release|releases|our largest model,?|our model,?)\s+(?:(?:the|this|these|our|it|them|as|a|an|new|resulting|final|model|models|approach|method|system|framework|family|collection|of|and|which|we|simply|hereafter)\s+){0,6})([A-Z][\p{L}0-9]*(?:-[\p{L}0-9]+)*|“[^”]{2,40}”|"[^"]{2,40}")(?:[^.()]{0,40}\(([A-Z][\p{L}0-9-]*)\))?`)
+
+// nameForms returns a name as introduced and, for a quoted name of a model and its
+// setting ("our model “E5mistral-7b + full data”"), the model's name with and without
+// its size: the user's "E5-mistral". A size is not stripped from a bare name: the
+// "ELECTRA-400K" a paper introduces is one run, not the ELECTRA-XL a user may ask about.
+func nameForms(n string) []string {
+	out := []string{n}
+	if q := strings.Trim(n, `“”"`); q != n {
+		if f := strings.Fields(q); len(f) > 1 && classify(f[0], false) == kindHard {
+			out = append(out, f[0])
+			if base := variantRE.ReplaceAllString(f[0], ""); base != f[0] && base != "" {
+				out = append(out, base)
+			}
+		}
+	}
+	return out
+}
 
 // introAfterRE finds a name introduced before its definition: "“T5” refers to our model".
 var introAfterRE = regexp.MustCompile(`([A-Z][\p{L}0-9]*(?:-[\p{L}0-9]+)*|“[^”]{1,40}”|"[^"]{1,40}") (?i:refers to|denotes|stands for) our `)
@@ -62,8 +79,10 @@ func introduced(text string) []string {
 	for _, re := range []*regexp.Regexp{introRE, introAfterRE} {
 		for _, m := range re.FindAllStringSubmatch(text, -1) {
 			for _, n := range m[1:] {
-				if k := squeeze(n); k != "" {
-					out = append(out, k)
+				for _, v := range nameForms(n) {
+					if k := squeeze(v); k != "" {
+						out = append(out, k)
+					}
 				}
 			}
 		}
@@ -98,6 +117,11 @@ func (p *Pipeline) owner(ctx context.Context, it keyItem, enc SparseEncoder) str
 func (p *Pipeline) findOwner(ctx context.Context, it keyItem, enc SparseEncoder) string {
 	keys := map[string]bool{it.key: true}
 	query := it.text
+	// A paper may write the name joined ("E5mistral-7b" for the user's "E5-mistral"),
+	// which the search's words for "E5-mistral" do not reach.
+	if squeeze(it.text) != strings.ToLower(it.text) {
+		query += " " + it.key
+	}
 	if base := variantRE.ReplaceAllString(it.text, ""); base != it.text && base != "" {
 		keys[squeeze(base)] = true
 		query += " " + base
@@ -192,7 +216,9 @@ func firstVersion(it keyItem) (keyItem, bool) {
 	if m == nil || len(m[1]) < 2 {
 		return keyItem{}, false
 	}
-	return keyItem{text: m[1], key: squeeze(m[1]), hard: true, acro: isAcronym(m[1])}, true
+	// A user writing in lower case ("gpt-1") means the same initials.
+	acro := isAcronym(m[1]) || (m[1] == strings.ToLower(m[1]) && isAcronym(strings.ToUpper(m[1])) && len(m[1]) <= 4)
+	return keyItem{text: m[1], key: squeeze(m[1]), hard: true, acro: acro}, true
 }
 
 // namedPapers returns, per hard item of the question, the one paper whose title names it,
@@ -204,6 +230,13 @@ func (p *Pipeline) namedPapers(ctx context.Context, question string, enc SparseE
 	}
 	var out []string
 	seen := map[string]bool{}
+	// "In Attention Is All You Need, …" and "Raffel et al." name a paper by its title and
+	// its authors (see authorPapers). "Radford et al." wrote GPT-1 and GPT-2, and names
+	// neither: searched within both, the GPT-2 paper answered for the original GPT.
+	if ids, _ := p.authorPapers(ctx, question); len(ids) == 1 {
+		seen[ids[0]] = true
+		out = append(out, ids[0])
+	}
 	// A paper that never spells its own name ("GPT", the initials of "Generative
 	// Pre-Training") is not reached by a search for the name; one for the question may,
 	// and the list of documents always does: "what tokenizer did gpt-1 use?" reached only

@@ -119,6 +119,10 @@ func TestIntroduced(t *testing.T) {
 		{"We refer to our model and framework as the “Text-to-Text Transfer Transformer” (T5).", []string{"texttotexttransfertransformer", "t5"}},
 		{"“T5” refers to our model, which we dub the “Text-to-Text Transfer Transformer”.", []string{"texttotexttransfertransformer", "t5"}},
 		{"Our largest model, GPT-2, is a 1.5B parameter Transformer.", []string{"gpt2"}},
+		// A quoted model and its setting introduce the model, with and without its size.
+		{"In Table 1, our model “E5mistral-7b + full data” attains the highest average score.", []string{"e5mistral7b+fulldata", "e5mistral7b", "e5mistral"}},
+		// A run of a model is not the model's name stripped of its size.
+		{"We train a model for 400k steps (ELECTRA-400K) and introduce ELECTRA-Small.", []string{"electrasmall"}},
 		// Using or evaluating on a name does not introduce it.
 		{"We present results on GSM8K and use GPT-4 to rate the outputs.", nil},
 		{"Chain-of-thought prompting reaches state of the art accuracy on GSM8K.", nil},
@@ -161,6 +165,29 @@ func TestAskOwnedName(t *testing.T) {
 	}
 	if !ans.Refused {
 		t.Errorf("answer %q, want a refusal: the InstructGPT paper never reports GSM8K", ans.Text)
+	}
+}
+
+// TestAskOwnedJoinedName: a paper that writes its model's name joined and sized
+// ("E5mistral-7b") in a quoted setting ("our model “E5mistral-7b + full data”") owns the
+// user's "E5-mistral", so its passage on the synthetic data, which never names the model,
+// answers a question about E5-mistral and GPT-4.
+func TestAskOwnedJoinedName(t *testing.T) {
+	const title = "Improving Text Embeddings with Large Language Models"
+	e5 := map[string]Chunk{
+		"e5Intro": {ID: "e5Intro", DocID: "e5", Title: title, PageStart: 5,
+			Text: "In Table 1, our model “E5mistral-7b + full data” attains the highest average score on the MTEB benchmark."},
+		"e5Data": {ID: "e5Data", DocID: "e5", Title: title, PageStart: 3,
+			Text: "We prompt GPT-4 to brainstorm candidate retrieval tasks and then to generate 500k synthetic examples for them."},
+	}
+	p := completionPipeline(t, e5, []string{"e5Data", "cotGSM"},
+		trReranker{"brainstorm": 0.7, "GSM8K math": 0.3, "Table 1": 0.2})
+	ans, err := p.Ask(t.Context(), Question{Text: "How many synthetic examples did the E5-mistral authors generate with GPT-4?"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans.Refused || !slices.ContainsFunc(ans.Sources, func(s Source) bool { return s.Cited && s.Chunk.ID == "e5Data" }) {
+		t.Errorf("answer %q (missing %q), want the passage on synthetic data cited", ans.Text, ans.Missing)
 	}
 }
 
@@ -230,6 +257,16 @@ func TestFirstVersion(t *testing.T) {
 		base, ok := firstVersion(keyItem{text: c.item, key: squeeze(c.item), hard: true})
 		if got := base.text; got != c.want || ok != (c.want != "") {
 			t.Errorf("firstVersion(%q) = %q, %v; want %q", c.item, got, ok, c.want)
+		}
+	}
+	// "gpt-1" in lower case is the initials of the GPT-1 paper's title all the same.
+	title := "Improving Language Understanding by Generative Pre-Training"
+	for _, c := range []struct {
+		item string
+		want bool
+	}{{"GPT-1", true}, {"gpt-1", true}, {"gpt1", true}, {"llama-1", false}} {
+		if got := titleNames(title, keyItem{text: c.item, key: squeeze(c.item), hard: true}); got != c.want {
+			t.Errorf("titleNames(%q, %q) = %v, want %v", title, c.item, got, c.want)
 		}
 	}
 }

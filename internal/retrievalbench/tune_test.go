@@ -371,7 +371,13 @@ func TestTuneAsk(t *testing.T) {
 		t.Skip("skipping: a tuning tool; set FOOTNOTE_TUNE_ASK to a question")
 	}
 	f := corpus(t)
-	a, err := f.defaultPipeline(t).Ask(t.Context(), rag.Question{Text: q}, nil)
+	pl := f.defaultPipeline(t)
+	if r, err := pl.Retrieve(t.Context(), rag.Question{Text: q}); err == nil || errors.Is(err, rag.ErrNoEvidence) {
+		for _, c := range r.Candidates {
+			t.Logf("candidate %s p%d rerank %.3f: %.90s", c.Chunk.DocID, c.Chunk.PageStart, c.Rerank, c.Chunk.Text)
+		}
+	}
+	a, err := pl.Ask(t.Context(), rag.Question{Text: q}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

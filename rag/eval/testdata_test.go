@@ -89,6 +89,7 @@ const (
 	report53File = "testdata/report53.jsonl"
 	report54File = "testdata/report54.jsonl"
 	report55File = "testdata/report55.jsonl"
+	report56File = "testdata/report56.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -152,6 +153,7 @@ var laterBatches = map[string]map[string]int{
 	report53File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report54File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report55File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report56File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -87,6 +87,7 @@ const (
 	report51File = "testdata/report51.jsonl"
 	report52File = "testdata/report52.jsonl"
 	report53File = "testdata/report53.jsonl"
+	report57File = "testdata/report57.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -148,6 +149,7 @@ var laterBatches = map[string]map[string]int{
 	report51File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report52File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report53File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report57File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -90,6 +90,7 @@ const (
 	report54File = "testdata/report54.jsonl"
 	report55File = "testdata/report55.jsonl"
 	report56File = "testdata/report56.jsonl"
+	report57File = "testdata/report57.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -154,6 +155,7 @@ var laterBatches = map[string]map[string]int{
 	report54File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report55File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report56File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report57File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

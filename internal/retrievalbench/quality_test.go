@@ -113,6 +113,10 @@ var reportSets = []struct{ questions, floors string }{
 	{testdata("report51.jsonl"), testdata("floors51.json")},
 	{testdata("report52.jsonl"), testdata("floors52.json")},
 	{testdata("report53.jsonl"), testdata("floors53.json")},
+	{testdata("report54.jsonl"), testdata("floors54.json")},
+	{testdata("report55.jsonl"), testdata("floors55.json")},
+	{testdata("report56.jsonl"), testdata("floors56.json")},
+	{testdata("report57.jsonl"), testdata("floors57.json")},
 }
 
 func testdata(name string) string { return filepath.Join("..", "..", "rag", "eval", "testdata", name) }

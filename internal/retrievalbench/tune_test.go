@@ -291,7 +291,12 @@ func TestTuneDevSet(t *testing.T) {
 	}
 	f := corpus(t)
 	p := f.defaultPipeline(t)
-	rep, err := eval.Run(t.Context(), eval.Config{Retrieve: p.Retrieve, Ask: p.Ask}, qs)
+	// FOOTNOTE_TUNE_METHODS=bm25 compares another method on the tuning side.
+	var methods []string
+	if m := os.Getenv("FOOTNOTE_TUNE_METHODS"); m != "" {
+		methods = strings.Split(m, ",")
+	}
+	rep, err := eval.Run(t.Context(), eval.Config{Retrieve: p.Retrieve, Ask: p.Ask, Methods: methods}, qs)
 	if err != nil {
 		t.Fatal(err)
 	}

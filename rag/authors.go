@@ -22,8 +22,9 @@ var (
 )
 
 // authorPapers returns the documents whose authors the question names: the first author's
-// surname before "et al.", or both authors of a two-author paper; and the surnames that
-// named them. Nil when it names none or the documents cannot be listed.
+// surname before "et al.", or both authors of a two-author paper; or whose title it gives
+// (titleNamed); and the surnames and title words that named them. Nil when it names none
+// or the documents cannot be listed.
 func (p *Pipeline) authorPapers(ctx context.Context, question string) (ids, names []string) {
 	firsts := etAl.FindAllStringSubmatch(question, -1)
 	pairs := twoName.FindAllStringSubmatch(question, -1)
@@ -80,10 +81,10 @@ func titleNamed(question, title string) []string {
 	if len(ws) < titleWords {
 		return nil
 	}
-	q := " " + strings.TrimSpace(squeezeSpaced(question)) + " "
+	q := " " + squeezeSpaced(question) + " "
 	n := 0
 	for i := titleWords; i <= len(ws); i++ {
-		if strings.Contains(q, " "+strings.TrimSpace(squeezeSpaced(strings.Join(ws[:i], " ")))+" ") {
+		if strings.Contains(q, " "+squeezeSpaced(strings.Join(ws[:i], " "))+" ") {
 			n = i
 		}
 	}
@@ -101,7 +102,7 @@ func titleNamed(question, title string) []string {
 	}
 	for _, w := range ws[:n] {
 		w = strings.Trim(w, ",.;")
-		if r := []rune(w); unicode.IsUpper(r[0]) && !strings.Contains(question, w) {
+		if r := []rune(w); len(r) > 0 && unicode.IsUpper(r[0]) && !strings.Contains(question, w) {
 			return nil
 		}
 	}
@@ -109,7 +110,7 @@ func titleNamed(question, title string) []string {
 }
 
 // squeezeSpaced lower-cases s and keeps its letters, digits and single spaces between
-// words: "Retrieval-Augmented Generation" → "retrievalaugmented generation".
+// its words: "Retrieval-Augmented Generation," → "retrievalaugmented generation".
 func squeezeSpaced(s string) string {
 	var b strings.Builder
 	space := false
@@ -124,9 +125,6 @@ func squeezeSpaced(s string) string {
 		case unicode.IsSpace(r):
 			space = true
 		}
-	}
-	if space {
-		b.WriteByte(' ')
 	}
 	return b.String()
 }

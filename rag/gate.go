@@ -203,8 +203,10 @@ var modifiers = []string{"-style", "-like", "-based", "-sized", "-type", "-speci
 // "2x-bigger", "8-GPU") or a unit said to be several ("multi-GPU").
 var countUnit = regexp.MustCompile(`^(\d+(?:\.\d+)?[kKmMbBtTxX]?|multi|single)[-–](\p{Ll}{2,}|\p{Lu}{2,}s?)$`)
 
-var co2eq = regexp.MustCompile(`^t?co2eq?$|^t?co2e$`)
+// co2eq is a CO2 equivalent as papers write it, maybe in tonnes: "co2eq", "tco2eq", "co2e".
+var co2eq = regexp.MustCompile(`^t?co2eq?$`)
 
+// settingUnits are the units whose count names a setting (see questionItems).
 var settingUnits = map[string]bool{"bit": true, "bits": true, "shot": true, "shots": true, "hop": true, "way": true, "gram": true, "grams": true}
 
 var (

@@ -221,9 +221,10 @@ func firstVersion(it keyItem) (keyItem, bool) {
 	return keyItem{text: m[1], key: squeeze(m[1]), hard: true, acro: acro}, true
 }
 
-// namedPapers returns, per hard item of the question, the one paper whose title names it,
-// found among the papers a BM25 search for the item reaches, or else the paper that owns
-// it. An item titling several papers ("LLMs") names none.
+// namedPapers returns the paper the question names by its title or by its authors, if
+// one, and, per hard item of the question, the one paper whose title names it, found among
+// the papers a BM25 search for the item reaches, or else the paper that owns it. An item
+// titling several papers ("LLMs") names none.
 func (p *Pipeline) namedPapers(ctx context.Context, question string, enc SparseEncoder) []string {
 	if enc == nil {
 		return nil

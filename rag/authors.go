@@ -32,8 +32,9 @@ func (p *Pipeline) authorPapers(ctx context.Context, question string) (ids, name
 		return nil, nil
 	}
 	docs := p.documents(ctx)
+	q := squeezedWords(question)
 	for _, d := range docs {
-		if words := titleNamed(question, d.Title); words != nil {
+		if words := titleNamed(question, q, d.Title); words != nil {
 			ids, names = append(ids, d.ID), append(names, words...)
 			continue
 		}
@@ -73,18 +74,17 @@ const titleWords = 3
 var titleLike = regexp.MustCompile(`\S+\s+\S+\s+\S+`)
 
 // titleNamed returns the words of the title's lead (up to a colon) when the question
-// gives its first titleWords words or more, compared without case, spacing or hyphens;
-// nil otherwise.
-func titleNamed(question, title string) []string {
+// (squeezed: its squeezedWords) gives its first titleWords words or more, compared
+// without case, spacing or hyphens; nil otherwise.
+func titleNamed(question, squeezed, title string) []string {
 	lead, _, _ := strings.Cut(title, ":")
 	ws := strings.Fields(lead)
 	if len(ws) < titleWords {
 		return nil
 	}
-	q := " " + squeezeSpaced(question) + " "
 	n := 0
 	for i := titleWords; i <= len(ws); i++ {
-		if strings.Contains(q, " "+squeezeSpaced(strings.Join(ws[:i], " "))+" ") {
+		if strings.Contains(squeezed, squeezedWords(strings.Join(ws[:i], " "))) {
 			n = i
 		}
 	}
@@ -109,21 +109,16 @@ func titleNamed(question, title string) []string {
 	return ws[:n]
 }
 
-// squeezeSpaced lower-cases s and keeps its letters, digits and single spaces between
-// its words: "Retrieval-Augmented Generation," → "retrievalaugmented generation".
-func squeezeSpaced(s string) string {
+// squeezedWords squeezes each word of s and joins them with spaces, with a space at
+// either end, so that a title's words are found as whole words in a question's:
+// "Retrieval-Augmented Generation," → " retrievalaugmented generation ".
+func squeezedWords(s string) string {
 	var b strings.Builder
-	space := false
-	for _, r := range strings.ToLower(s) {
-		switch {
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			if space && b.Len() > 0 {
-				b.WriteByte(' ')
-			}
-			space = false
-			b.WriteRune(r)
-		case unicode.IsSpace(r):
-			space = true
+	b.WriteByte(' ')
+	for _, f := range strings.Fields(s) {
+		if k := squeeze(f); k != "" {
+			b.WriteString(k)
+			b.WriteByte(' ')
 		}
 	}
 	return b.String()

@@ -124,7 +124,7 @@ func questionItems(question string) []keyItem {
 		// A precision, an n-gram or a number of shots, hops or ways is a setting's name,
 		// which papers write the same way: "4-bit", "5-shot", "5-gram".
 		if m := countUnit.FindStringSubmatch(t.text); m != nil && !settingUnits[strings.ToLower(m[2])] {
-			if isNumber(m[1]) || timesCount.MatchString(m[1]) || magnitude.MatchString(m[1]) {
+			if m[1] != "" {
 				items = append(items, keyItem{text: m[1], key: squeeze(m[1]), hard: true})
 			}
 			if isAcronym(m[2]) {
@@ -200,21 +200,15 @@ var modifiers = []string{"-style", "-like", "-based", "-sized", "-type", "-speci
 	"-trained", "-pretrained", "-tuned", "-finetuned"}
 
 // countUnit is a count made an adjective ("3-layer", "12-head", "4.7M-parameter",
-// "2x-bigger", "8-GPU") or a unit said to be several ("multi-GPU").
-var countUnit = regexp.MustCompile(`^(\d+(?:\.\d+)?[kKmMbBtTxX]?|multi|single)[-–](\p{Ll}{2,}|\p{Lu}{2,}s?)$`)
+// "2x-bigger", "8-GPU": the count, maybe with its order of magnitude or as a factor, is
+// the first group) or a unit said to be several ("multi-GPU": no count).
+var countUnit = regexp.MustCompile(`^(?:(\d+(?:\.\d+)?[kKmMbBtTxX]?)|multi|single)[-–](\p{Ll}{2,}|\p{Lu}{2,}s?)$`)
 
 // co2eq is a CO2 equivalent as papers write it, maybe in tonnes: "co2eq", "tco2eq", "co2e".
 var co2eq = regexp.MustCompile(`^t?co2eq?$`)
 
 // settingUnits are the units whose count names a setting (see questionItems).
 var settingUnits = map[string]bool{"bit": true, "bits": true, "shot": true, "shots": true, "hop": true, "way": true, "gram": true, "grams": true}
-
-var (
-	// timesCount is a factor: "2x", "4x".
-	timesCount = regexp.MustCompile(`^\d+(?:\.\d+)?[xX]$`)
-	// magnitude is a count with its order of magnitude: "4.7M", "175B", "1.4T", "10k".
-	magnitude = regexp.MustCompile(`^\d+(?:\.\d+)?[kKmMbBtT]$`)
-)
 
 // citationYear is the year of an author citation.
 var citationYear = regexp.MustCompile(`^(?:19|20)\d\d[a-z]?$`)

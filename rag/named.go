@@ -119,7 +119,7 @@ func (p *Pipeline) findOwner(ctx context.Context, it keyItem, enc SparseEncoder)
 	query := it.text
 	// A paper may write the name joined ("E5mistral-7b" for the user's "E5-mistral"),
 	// which the search's words for "E5-mistral" do not reach.
-	if squeeze(it.text) != strings.ToLower(it.text) {
+	if it.key != strings.ToLower(it.text) {
 		query += " " + it.key
 	}
 	if base := variantRE.ReplaceAllString(it.text, ""); base != it.text && base != "" {

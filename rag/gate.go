@@ -362,7 +362,7 @@ func classify(w string, shouting bool) itemKind {
 		return kindHard
 	}
 	lw := strings.ToLower(w)
-	if stopwords[lw] || references[lw] || questionWords[lw] || contraction.MatchString(lw) {
+	if stopwords[lw] || references[lw] || questionWords[lw] || labs[w] || contraction.MatchString(lw) {
 		return kindNone
 	}
 	if !shouting && innerCapital(w) {
@@ -390,6 +390,17 @@ var questionWords = map[string]bool{
 	"report": true, "reports": true, "reach": true, "reaches": true, "achieve": true,
 	"achieves": true, "get": true, "gets": true, "obtain": true, "obtains": true,
 	"make": true, "makes": true, "work": true, "works": true, "done": true,
+}
+
+// labs are the companies whose researchers wrote papers users ask about: "What weight
+// decay did Meta use for LLaMA?", "How did OpenAI filter GPT-2's web pages?". Like an
+// author's name (authors.go), a lab's says who made the model, not what is asked, and
+// papers print it once, on the first page; as an item it refused such questions whenever
+// the kept passages were not that page. Spelled as the companies write them: "meta" in
+// "meta-learning" is a word.
+var labs = map[string]bool{
+	"OpenAI": true, "Meta": true, "Google": true, "DeepMind": true, "Microsoft": true,
+	"Facebook": true, "Anthropic": true, "NVIDIA": true, "Nvidia": true,
 }
 
 // innerCapital reports an acronym or a name with a capital inside a hyphen-separated part:

@@ -45,6 +45,12 @@ func attr(name string, asked, stated []string) attribute {
 	return attribute{name: name, asked: phraseItems(asked), stated: phraseItems(stated), query: strings.Join(q, " ")}
 }
 
+// searchedBy sets the BM25 query that finds the passages stating the setting.
+func (a attribute) searchedBy(query string) attribute {
+	a.query = query
+	return a
+}
+
 // measure is a reported measure that a paper states as a figure with its unit ("12 hours",
 // "$4.6M") or by the unit its table is in ("measured in milliseconds"): a mention of the
 // word alone ("training time") does not report it. The question asks it by one of the
@@ -79,7 +85,8 @@ var attributes = []attribute{
 	attr("gradient clipping", []string{"clip", "clipping", "gradient norm", "grad norm", "max norm"}, []string{"=clip", "=clipping", "=clipped", "gradient norm", "grad norm", "max norm", "maxnorm"}),
 	attr("temperature", []string{"temperature"}, []string{"temperature"}),
 	attr("momentum", []string{"momentum"}, []string{"momentum"}),
-	attr("epsilon", []string{"epsilon"}, []string{"epsilon", "eps"}),
+	// Papers write Adam's epsilon "ε" beside the optimizer, and no BM25 term holds "ε".
+	attr("epsilon", []string{"epsilon"}, []string{"epsilon", "eps"}).searchedBy("epsilon eps adam"),
 	attr("epochs", []string{"epoch", "epochs"}, []string{"epoch"}),
 	attr("optimizer", []string{"optimizer", "optimiser"}, []string{"optimizer", "optimiser", "adam", "adamw", "adafactor", "sgd", "gradient descent", "lamb", "rmsprop"}),
 	attr("beam size", []string{"beam size", "beam width"}, []string{"beam"}),
@@ -119,6 +126,17 @@ var attributes = []attribute{
 		[]string{"in gb", "in gigabytes", "in mb", "in megabytes"},
 		`(?i)\d\s*(?:gb|gib|mb|mib|tb|kb|gigabytes?|megabytes?|terabytes?|bytes)\b`,
 		"gb gigabytes mb megabytes tb memory bytes"),
+	// A vocabulary's size is stated as a number beside the word ("a 30,000 token
+	// vocabulary", "vocabulary of 32,000 wordpieces", "expanded to 50,257", "50K subword
+	// units"); ELECTRA's "x∈vocab" in a formula and XLNet's SentencePiece, named without a
+	// size, state none. Asked of such a paper, the question was answered with a neighbouring
+	// count: the paper's training tokens, or another paper's vocabulary beside it.
+	measure("a vocabulary size",
+		[]string{"vocabulary size", "vocabulary sizes", "vocab size", "size of the vocabulary"},
+		`(?i)\bhow (?:big|large|many \w+)\b[^?]*\bvocab`,
+		nil,
+		`(?i)(?:\b(?:\d{1,3}(?:,\d{3})+|\d{4,}|\d+(?:\.\d+)?\s?[km])\b[^.]{0,40}\bvocab|\bvocab[^.]{0,40}?\b(?:\d{1,3}(?:,\d{3})+|\d{4,}|\d+(?:\.\d+)?\s?[km])\b)`,
+		"vocabulary vocab tokens wordpieces subword bpe merges"),
 	attr("annotator agreement",
 		[]string{"inter-annotator", "agreement", "kappa", "krippendorff"},
 		[]string{"agreement", "kappa", "krippendorff", "fleiss"}),

@@ -1,6 +1,7 @@
 package rag
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -126,5 +127,76 @@ func TestGateReportedMeasures(t *testing.T) {
 		{"memory in gigabytes", "How much memory does LLaMA need in training?", []Chunk{measLLaMAb}, nil, ""},
 		{"no memory figure", "How much memory does DSI's model need?", []Chunk{measDSIb}, []string{"memory sizes"}, "memory sizes"},
 		{"a license never named", "Under what license was DSI released?", []Chunk{measDSI}, []string{"a license"}, "a license"},
+	})
+}
+
+var (
+	vocabELECTRA = Chunk{ID: "velectra", DocID: "electra", Title: "ELECTRA: Pre-training Text Encoders as Discriminators Rather Than Generators",
+		Text: "ELECTRA uses BERT's WordPiece tokenizer. The loss sums over the unmasked tokens x∈vocab (1 − pmask) pdata(x|c) log D(x, c)."}
+	vocabT5 = Chunk{ID: "vt5", DocID: "t5", Title: "Exploring the Limits of Transfer Learning with a Unified Text-to-Text Transformer",
+		Text: "T5 uses SentencePiece to encode text as WordPiece tokens. For all experiments, we use a vocabulary of 32,000 wordpieces."}
+	vocabBERT = Chunk{ID: "vbert", DocID: "bert", Title: "BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding",
+		Text: "We use WordPiece embeddings (Wu et al., 2016) with a 30,000 token vocabulary."}
+	vocabGPT2 = Chunk{ID: "vgpt2", DocID: "gpt2", Title: "Language Models are Unsupervised Multitask Learners",
+		Text: "GPT-2 works on byte sequences, so no character is ever outside its vocabulary. The vocabulary is expanded to 50,257."}
+)
+
+var attrAdamEps = Chunk{ID: "adameps", DocID: "transformer", Title: "Attention Is All You Need",
+	Text: "We used the Adam optimizer with β1 = 0.9, β2 = 0.98 and ϵ = 10−9."}
+
+// TestGateAdamEpsilon: a paper writes Adam's epsilon as "ϵ" beside the optimizer, where
+// the search for the setting must look.
+func TestGateAdamEpsilon(t *testing.T) {
+	corpus := []Chunk{attrTransformer, attrAdamEps, attrDSI}
+	enc := newIDFEncoder(corpus)
+	p, err := New(Config{
+		Searcher: termSearcher{gateSearcher{corpus}, enc},
+		Sparse:   func(context.Context) (SparseEncoder, error) { return enc, nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runGateCases(t, p, corpus, []gateCase{
+		{"epsilon in the optimizer's passage", "What label smoothing epsilon did the Transformer use during training?", []Chunk{attrTransformer}, nil, ""},
+		{"no epsilon in the paper", "What epsilon did the DSI models use with Adafactor?", []Chunk{attrDSI}, []string{"epsilon"}, "epsilon"},
+	})
+}
+
+// termSearcher finds, for a BM25 query, only the passages that hold one of its terms, as
+// BM25 does: gateSearcher finds every passage of the documents asked.
+type termSearcher struct {
+	gateSearcher
+	enc *idfEncoder
+}
+
+func (s termSearcher) Search(ctx context.Context, req SearchRequest) ([]Hit, error) {
+	hits, err := s.gateSearcher.Search(ctx, req)
+	if err != nil || req.Sparse == nil {
+		return hits, err
+	}
+	var out []Hit
+	for _, h := range hits {
+		for term := range termSet(h.Chunk.Text) {
+			if id, ok := s.enc.id[term]; ok && slices.Contains(req.Sparse.Indices, id) {
+				out = append(out, h)
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// TestGateVocabularySize: a vocabulary's size is stated as a number beside the word; a
+// paper that names its tokenizer, or counts its training tokens, states none.
+func TestGateVocabularySize(t *testing.T) {
+	corpus := []Chunk{vocabELECTRA, vocabT5, vocabBERT, vocabGPT2, measLLaMAb}
+	p := gatePipeline(t, corpus)
+	runGateCases(t, p, corpus, []gateCase{
+		{"a tokenizer named, no size", "How big is the WordPiece vocabulary used by the ELECTRA models?", []Chunk{vocabELECTRA}, []string{"a vocabulary size"}, "a vocabulary size"},
+		{"training tokens are no vocabulary", "How many tokens are in LLaMA's vocabulary?", []Chunk{measLLaMAb}, []string{"a vocabulary size"}, "a vocabulary size"},
+		{"size after the word", "How big is T5's WordPiece vocabulary?", []Chunk{vocabT5}, nil, ""},
+		{"size before the word", "What vocabulary size did BERT use?", []Chunk{vocabBERT}, nil, ""},
+		{"size in the next clause", "How large is GPT-2's vocabulary?", []Chunk{vocabGPT2}, nil, ""},
+		{"no size asked", "What does GPT-2 do about characters outside its vocabulary?", []Chunk{vocabGPT2}, nil, ""},
 	})
 }

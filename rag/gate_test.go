@@ -320,6 +320,31 @@ func TestEvidenceIndexSpellings(t *testing.T) {
 }
 
 // TestQuestionItemsContractions: a contraction is grammar, not a word the papers lack.
+// TestQuestionItemsLabs: a lab says who made a model, and its name is no item; a word
+// spelled like one is.
+func TestQuestionItemsLabs(t *testing.T) {
+	texts := func(q string) []string {
+		var out []string
+		for _, it := range questionItems(q) {
+			out = append(out, it.text)
+		}
+		return out
+	}
+	for _, q := range []string{"What weight decay did Meta use when pre-training LLaMA?", "How did OpenAI filter the web pages for GPT-2's WebText?"} {
+		for _, w := range texts(q) {
+			if labs[w] {
+				t.Errorf("%q: item %q is a lab", q, w)
+			}
+		}
+		if got := texts(q); !slices.ContainsFunc(got, func(w string) bool { return strings.HasPrefix(w, "LLaMA") || strings.HasPrefix(w, "GPT-2") }) {
+			t.Errorf("%q: items %q lack the model", q, got)
+		}
+	}
+	if got := texts("Is meta-learning used to pre-train REALM?"); !slices.Contains(got, "meta-learning") {
+		t.Errorf("items %q lack meta-learning", got)
+	}
+}
+
 func TestQuestionItemsContractions(t *testing.T) {
 	for _, it := range questionItems("xlnet paper: couldn't BERT just put the real word back, or doesn't that work? They're unsure.") {
 		if strings.ContainsAny(it.text, "'’") {

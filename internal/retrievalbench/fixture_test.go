@@ -270,7 +270,7 @@ func (f *fixture) pipeline(tb testing.TB, reranked bool) *rag.Pipeline {
 
 // defaultPipeline returns the pipeline `footnote serve` builds with its default settings
 // (cmd/footnote Defaults: bge-small, hybrid with weighted fusion, 20 candidates per retriever,
-// rerank top 10, top 5, score cut 0.2 with drop-off 0.35, document prior 0.8, fused prior 0.3,
+// rerank top 10, top 5, score cut 0.2 with drop-off 0.35, document prior 0.8, fused prior 0.7,
 // extractive answers). Keep it in
 // step with Defaults: the floors of TestDevSetFloors hold the default configuration.
 func (f *fixture) defaultPipeline(tb testing.TB) *rag.Pipeline {
@@ -307,7 +307,7 @@ func (f *fixture) defaultConfig() rag.Config {
 		MaxGap:      0.35,
 		Fusion:      rag.Fusion{Method: "weighted", K: 60},
 		DocWeight:   0.8,
-		FusedWeight: 0.3,
+		FusedWeight: 0.7,
 	}
 	if e, ok := f.embedders[0].(*onnx.Embedder); ok {
 		cfg.CountTokens = e.CountTokens

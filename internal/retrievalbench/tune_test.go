@@ -361,6 +361,16 @@ func tuneOverrides(tb testing.TB, cfg *rag.Config) {
 			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		case "top":
 			cfg.RerankTop = int(x)
+		case "wbm25":
+			// BM25's weight in weighted fusion, every dense model weighing 1.
+			w := make([]float64, len(cfg.Embedders)+1)
+			for i := range w {
+				w[i] = 1
+			}
+			w[len(w)-1] = x
+			cfg.Fusion.Weights = w
+		case "cands":
+			cfg.Candidates = int(x)
 		default:
 			tb.Fatalf("FOOTNOTE_TUNE_SET: unknown setting %q", k)
 		}

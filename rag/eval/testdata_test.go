@@ -92,6 +92,7 @@ const (
 	report56File = "testdata/report56.jsonl"
 	report57File = "testdata/report57.jsonl"
 	report58File = "testdata/report58.jsonl"
+	report59File = "testdata/report59.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -158,6 +159,7 @@ var laterBatches = map[string]map[string]int{
 	report56File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report57File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report58File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report59File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -91,6 +91,7 @@ const (
 	report55File = "testdata/report55.jsonl"
 	report56File = "testdata/report56.jsonl"
 	report57File = "testdata/report57.jsonl"
+	report61File = "testdata/report61.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -156,6 +157,7 @@ var laterBatches = map[string]map[string]int{
 	report55File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report56File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report57File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report61File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -117,6 +117,10 @@ var reportSets = []struct{ questions, floors string }{
 	{testdata("report55.jsonl"), testdata("floors55.json")},
 	{testdata("report56.jsonl"), testdata("floors56.json")},
 	{testdata("report57.jsonl"), testdata("floors57.json")},
+	{testdata("report58.jsonl"), testdata("floors58.json")},
+	{testdata("report59.jsonl"), testdata("floors59.json")},
+	{testdata("report60.jsonl"), testdata("floors60.json")},
+	{testdata("report61.jsonl"), testdata("floors61.json")},
 }
 
 func testdata(name string) string { return filepath.Join("..", "..", "rag", "eval", "testdata", name) }

@@ -135,7 +135,7 @@ var attributes = []attribute{
 		[]string{"vocabulary size", "vocabulary sizes", "vocab size", "size of the vocabulary"},
 		`(?i)\bhow (?:big|large|many \w+)\b[^?]*\bvocab`,
 		nil,
-		`(?i)(?:\b(?:\d{1,3}(?:,\d{3})+|\d{4,}|\d+(?:\.\d+)?\s?[km])\b[^.]{0,40}\bvocab|\bvocab[^.]{0,40}?\b(?:\d{1,3}(?:,\d{3})+|\d{4,}|\d+(?:\.\d+)?\s?[km])\b)`,
+		`(?i)(?:`+vocabSize+`[^.]{0,40}\bvocab|\bvocab[^.]{0,40}?`+vocabSize+`)`,
 		"vocabulary vocab tokens wordpieces subword bpe merges"),
 	attr("annotator agreement",
 		[]string{"inter-annotator", "agreement", "kappa", "krippendorff"},
@@ -151,6 +151,10 @@ var attributes = []attribute{
 	attr("download counts", []string{"downloaded", "downloads"}, []string{"downloaded", "downloads"}),
 	attr("a license", []string{"license", "licence", "licensed"}, []string{"license", "licence", "licensed", "licensing"}),
 }
+
+// vocabSize is a count large enough to be a vocabulary's: "30,000", "50257", "32K". A
+// formula's "(1 − p)" beside "x∈vocab" is none.
+const vocabSize = `\b(?:\d{1,3}(?:,\d{3})+|\d{4,}|\d+(?:\.\d+)?\s?[km])\b`
 
 // attributeHits bounds the passages of the kept papers searched for a setting.
 const attributeHits = 40

@@ -99,6 +99,7 @@ const (
 	report63File = "testdata/report63.jsonl"
 	report64File = "testdata/report64.jsonl"
 	report65File = "testdata/report65.jsonl"
+	report66File = "testdata/report66.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -176,6 +177,31 @@ var laterBatches = map[string]map[string]int{
 	report63File: quarterBrief,
 	report64File: quarterBrief,
 	report65File: quarterBrief,
+	report42File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report43File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report44File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report45File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report46File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report47File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report48File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report49File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report50File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report51File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report52File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report53File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report54File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report55File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report56File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report57File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report58File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report59File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report60File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report61File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report62File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report63File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report64File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report65File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report66File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -99,6 +99,7 @@ const (
 	report63File = "testdata/report63.jsonl"
 	report64File = "testdata/report64.jsonl"
 	report65File = "testdata/report65.jsonl"
+	report69File = "testdata/report69.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -172,6 +173,7 @@ var laterBatches = map[string]map[string]int{
 	report63File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report64File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report65File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report69File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

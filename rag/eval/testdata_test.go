@@ -102,6 +102,7 @@ const (
 	report66File = "testdata/report66.jsonl"
 	report67File = "testdata/report67.jsonl"
 	report68File = "testdata/report68.jsonl"
+	report69File = "testdata/report69.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -206,6 +207,7 @@ var laterBatches = map[string]map[string]int{
 	report66File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report67File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report68File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report69File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -97,7 +97,7 @@ var attributes = []attribute{
 	// the Transformer and LLaMA papers never do. Matched as spelled: "initial" (an
 	// initial learning rate) has the same stem.
 	attr("weight initialization", []string{"=initialize", "=initialized", "=initialization", "=initialise", "=initialised", "=initialisation"},
-		[]string{"=initialize", "=initialized", "=initialization", "=initialise", "=initialised", "=initialisation", "=initializing", "=initializes", "=init", "=initializer"}),
+		[]string{"=initialize", "=initialized", "=initialization", "=initialise", "=initialised", "=initialisation", "=initializing", "=initializes", "=init", "=initializer", "=initial state", "=initial states"}),
 	// LoRA's scaling α.
 	attr("alpha", []string{"=alpha"}, []string{"=alpha"}),
 	attr("Adam betas", []string{"beta1", "beta2", "β1", "β2", "betas"}, []string{"beta1", "beta2", "β1", "β2", "betas", "β"}),

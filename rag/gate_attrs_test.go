@@ -37,7 +37,7 @@ var (
 // TestGateUnstatedAttribute: a question about a training setting the paper never reports is
 // refused naming it; one the paper reports, even in a passage not kept, is answered.
 func TestGateUnstatedAttribute(t *testing.T) {
-	corpus := []Chunk{attrDSI, attrDSIb, attrQLoRA, attrQLoRAb, attrT5, attrTransformer, attrPdrop, attrClips, attrBatch, attrLRDecay, attrWD, attrInit}
+	corpus := []Chunk{attrDSI, attrDSIb, attrQLoRA, attrQLoRAb, attrT5, attrTransformer, attrPdrop, attrClips, attrBatch, attrLRDecay, attrWD, attrInit, attrInitState}
 	p := gatePipeline(t, corpus)
 	runGateCases(t, p, corpus, []gateCase{
 		{"setting the paper never states", "What dropout rate did the DSI models use during training?", []Chunk{attrDSI}, []string{"dropout"}, "dropout"},
@@ -60,6 +60,8 @@ func TestGateUnstatedAttribute(t *testing.T) {
 		{"a decay rate is not weight decay", "What decay rate did T5's weight average use?", []Chunk{attrLRDecay}, nil, ""},
 		{"an initialisation the paper never states", "How were the DSI models' weights initialized?", []Chunk{attrDSI}, []string{"weight initialization"}, "weight initialization"},
 		{"initialisation stated elsewhere in the paper", "How were the LoRA matrices initialized in QLoRA?", []Chunk{attrQLoRAb}, nil, ""},
+		// DPR: "The question encoder's initial state is taken from a DPR model".
+		{"an initial state is an initialisation", "What were DPR's jointly trained encoders initialized from?", []Chunk{attrInitState}, nil, ""},
 		{"no setting asked", "How are DSI's semantic identifiers built?", []Chunk{attrDSIb}, nil, ""},
 		{"a seed the paper never states", "Which random seed did the DSI authors fix?", []Chunk{attrDSI}, []string{"random seed"}, "random seed"},
 		// "top-p" is a sampling setting; "top" alone is not.
@@ -140,6 +142,9 @@ var (
 	vocabGPT2 = Chunk{ID: "vgpt2", DocID: "gpt2", Title: "Language Models are Unsupervised Multitask Learners",
 		Text: "GPT-2 works on byte sequences, so no character is ever outside its vocabulary. The vocabulary is expanded to 50,257."}
 )
+
+var attrInitState = Chunk{ID: "initstate", DocID: "dpr", Title: "Dense Passage Retrieval for Open-Domain Question Answering",
+	Text: "In DPR's joint training, the question encoder's initial state is taken from a DPR model trained on NQ, and the jointly trained reader's is BERT-base."}
 
 var attrAdamEps = Chunk{ID: "adameps", DocID: "transformer", Title: "Attention Is All You Need",
 	Text: "We used the Adam optimizer with β1 = 0.9, β2 = 0.98 and ϵ = 10−9."}

@@ -358,6 +358,10 @@ func classify(w string, shouting bool) itemKind {
 	if letters+digits == 0 {
 		return kindNone
 	}
+	// "~1000-dim" is the user's round figure, not one a paper must print.
+	if strings.HasPrefix(w, "~") || strings.HasPrefix(w, "≈") {
+		return kindSoft
+	}
 	if digits > 0 {
 		return kindHard
 	}

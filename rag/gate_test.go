@@ -37,6 +37,8 @@ func TestQuestionItems(t *testing.T) {
 		// capitalised words joined by "of" are one name.
 		{"When SBERT is trained on STS-style data, what loss is used?", []string{"SBERT", "STS"}},
 		{"Which rank did Dettmers et al. use for QLoRA?", []string{"QLoRA"}},
+		// A round figure is no name.
+		{"With ~1000-dim random vectors, does HNSW's hierarchy still help?", []string{"HNSW"}},
 		{"How does Tree of Thoughts improve on chain-of-thought prompting?", []string{"Tree of Thoughts"}},
 		// A comma or a coined name's possessive ends a name; a plain word's does not.
 		{"Were the adapters for MRPC, RTE and STS-B trained from scratch?", []string{"MRPC", "RTE", "STS-B"}},

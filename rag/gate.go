@@ -76,6 +76,18 @@ type keyItem struct {
 	acro   bool    // an acronym, which may also be spelled out
 	name   bool    // a capitalised word or phrase inside the question: hard when rare
 	weight float64 // soft items: the corpus IDF
+	// alts are names the user wrote beside it after a slash ("Lucene/Pyserini",
+	// "CNN/Daily Mail"): either is what is meant, so the evidence may hold any of them.
+	alts []keyItem
+}
+
+// searchText is what a BM25 search for the item looks for: it and its alternatives.
+func (it keyItem) searchText() string {
+	texts := []string{it.text}
+	for _, a := range it.alts {
+		texts = append(texts, a.text)
+	}
+	return strings.Join(texts, " ")
 }
 
 // gateResult is the gate's verdict.
@@ -100,8 +112,10 @@ func questionItems(question string) []keyItem {
 	// A question written in capitals does not mark its names by case.
 	shouting := upperShare(question) > 0.5
 	var items []keyItem
+	lastEnd := -2 // the token the last item ends at
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
+		alt := t.alt && lastEnd == i-1 && len(items) > 0
 		// "Dettmers et al.": an author, whose name the paper prints once, on its first
 		// page, is who wrote it and not what the question asks about.
 		if i+2 < len(toks) && toks[i+1].text == "et" && toks[i+2].text == "al" {
@@ -165,8 +179,9 @@ func questionItems(question string) []keyItem {
 			text += " " + toks[i+1].text
 			i++
 		}
-		// "LLaMA 2", "GPT 4": a name followed by a bare version number is one name.
-		if (kind == kindHard || name) && i+1 < len(toks) && isNumber(toks[i+1].text) && !toks[i+1].first && !toks[i].brk {
+		// "LLaMA 2", "GPT 4", "SQuAD v1.1": a name followed by a bare version number is one
+		// name.
+		if next := i + 1; (kind == kindHard || name) && next < len(toks) && (isNumber(toks[next].text) || versionWord.MatchString(toks[next].text)) && !toks[next].first && !toks[i].brk {
 			text += " " + toks[i+1].text
 			kind, name = kindHard, false
 			i++
@@ -186,12 +201,22 @@ func questionItems(question string) []keyItem {
 				it.stem = ts[0]
 			}
 		}
+		lastEnd = i
+		// "CNN/Daily Mail" is one dataset's two names, not a choice: a phrase after the
+		// slash is an item of its own.
+		if alt && !strings.Contains(text, " ") {
+			items[len(items)-1].alts = append(items[len(items)-1].alts, it)
+			continue
+		}
 		items = append(items, it)
 	}
 	return dedupeItems(items)
 }
 
 var digitComma = regexp.MustCompile(`(\d),(\d)`)
+
+// versionWord is a version written with a "v": "v1.1", "V2".
+var versionWord = regexp.MustCompile(`^[vV]\d+(?:\.\d+)*$`)
 
 // modifiers are hyphenated endings that make a name an adjective: the "STS" of
 // "STS-style data", the "BERT" of "BERT-based models", the "NQ" of "the NQ-only model",
@@ -233,6 +258,7 @@ type qtoken struct {
 	text  string
 	first bool
 	brk   bool
+	alt   bool // a slash comes before it: "Pyserini" of "Lucene/Pyserini"
 }
 
 // tokenize splits a question into words, keeping hyphens, dots and percent signs inside a
@@ -243,27 +269,42 @@ func tokenize(s string) []qtoken {
 	// A comma ends a word unless digits follow it: "1,000,000" is one number.
 	s = digitComma.ReplaceAllString(s, "$1\x00$2")
 	s = strings.ReplaceAll(s, ",", ", ")
-	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || r == '/' }) {
-		f = strings.ReplaceAll(f, "\x00", ",")
-		end := strings.ContainsAny(f[len(f)-1:], ".?!:;")
-		brk := strings.HasSuffix(f, ",")
-		w := strings.Trim(f, trimToken)
-		possessive := false
-		for _, suf := range []string{"'s", "’s"} {
-			if strings.HasSuffix(w, suf) {
-				w, possessive = strings.TrimSuffix(w, suf), true
+	// A slash between two words offers alternatives: each is a word of its own, and the
+	// first ends a name ("Lucene/Pyserini" is Lucene or Pyserini, not one name).
+	s = strings.ReplaceAll(s, "/", ",\x01")
+	for _, f := range strings.Fields(s) {
+		alt := false
+		for _, g := range strings.Split(f, "\x01") {
+			if g != "" {
+				out = appendToken(out, g, alt, &first)
 			}
+			alt = true
 		}
-		w = strings.Trim(w, trimToken+"-–")
-		// "Children's Book Test" is one name: only a hard name's possessive ends one.
-		brk = brk || (possessive && classify(w, false) == kindHard)
-		if w != "" {
-			out = append(out, qtoken{text: w, first: first, brk: brk})
-			first = false
+	}
+	return out
+}
+
+// appendToken adds the word f to a question's tokens (see tokenize).
+func appendToken(out []qtoken, f string, alt bool, first *bool) []qtoken {
+	f = strings.ReplaceAll(f, "\x00", ",")
+	end := strings.ContainsAny(f[len(f)-1:], ".?!:;")
+	brk := strings.HasSuffix(f, ",")
+	w := strings.Trim(f, trimToken)
+	possessive := false
+	for _, suf := range []string{"'s", "’s"} {
+		if strings.HasSuffix(w, suf) {
+			w, possessive = strings.TrimSuffix(w, suf), true
 		}
-		if end {
-			first = true
-		}
+	}
+	w = strings.Trim(w, trimToken+"-–")
+	// "Children's Book Test" is one name: only a hard name's possessive ends one.
+	brk = brk || (possessive && classify(w, false) == kindHard)
+	if w != "" {
+		out = append(out, qtoken{text: w, first: *first, brk: brk, alt: alt})
+		*first = false
+	}
+	if end {
+		*first = true
 	}
 	return out
 }
@@ -329,7 +370,7 @@ func splitJoined(toks []qtoken) []qtoken {
 			continue
 		}
 		for i, p := range parts {
-			out = append(out, qtoken{text: p, first: t.first && i == 0, brk: i < len(parts)-1 || t.brk})
+			out = append(out, qtoken{text: p, first: t.first && i == 0, brk: i < len(parts)-1 || t.brk, alt: t.alt && i == 0})
 		}
 	}
 	return out
@@ -650,8 +691,19 @@ func stemOf(w string) string {
 	return w
 }
 
-// at returns the positions where the item occurs.
+// at returns the positions where the item, or else one of its alternatives, occurs.
 func (ix *evidenceIndex) at(it keyItem) []int {
+	pos := ix.atItem(it)
+	for _, a := range it.alts {
+		if len(pos) > 0 {
+			break
+		}
+		pos = ix.atItem(a)
+	}
+	return pos
+}
+
+func (ix *evidenceIndex) atItem(it keyItem) []int {
 	if pos := ix.grams[it.key]; len(pos) > 0 {
 		return pos
 	}
@@ -670,6 +722,19 @@ func (ix *evidenceIndex) at(it keyItem) []int {
 		}
 		// "SQuAD 1.1" is "SQuAD v1.1".
 		if k := versionV.ReplaceAllString(it.key, "$1$2"); k != it.key {
+			if pos := ix.grams[k]; len(pos) > 0 {
+				return pos
+			}
+		}
+		if ws := strings.Fields(it.text); len(ws) == 2 && it.text != strings.ToLower(it.text) {
+			// A model and its size come in either order: the user's "XXL DSI" is the
+			// table's "DSI XXL".
+			if pos := ix.grams[squeeze(ws[1])+squeeze(ws[0])]; len(pos) > 0 {
+				return pos
+			}
+		}
+		// "Natural Questions" is the "NQ" of a results table's header.
+		if k := titleInitials(it.text); k != "" {
 			if pos := ix.grams[k]; len(pos) > 0 {
 				return pos
 			}
@@ -697,6 +762,26 @@ func (ix *evidenceIndex) at(it keyItem) []int {
 		return nil
 	}
 	return ix.stems[ts[0]]
+}
+
+// titleInitials returns the lower-cased initials of a name of two or more capitalised
+// words ("Natural Questions" → "nq", "Tree of Thoughts" → "tot"), or "".
+func titleInitials(text string) string {
+	ws := strings.Fields(text)
+	if len(ws) < 2 {
+		return ""
+	}
+	var b strings.Builder
+	for _, w := range ws {
+		r, _ := utf8.DecodeRuneInString(w)
+		switch {
+		case isTitle(w) && !isAcronym(w):
+			b.WriteRune(unicode.ToLower(r))
+		case !unicode.IsLower(r):
+			return ""
+		}
+	}
+	return b.String()
 }
 
 var (
@@ -1029,7 +1114,7 @@ func (p *Pipeline) docUsesAll(ctx context.Context, c Chunk, hard []keyItem, held
 			continue
 		}
 		covers := func(text string) bool { return newEvidenceIndex(withoutReferences(text)).covers(it) }
-		if p.docPassages(ctx, it.text, rescueHits, covers, []Chunk{c}, enc)[c.DocID] == 0 {
+		if p.docPassages(ctx, it.searchText(), rescueHits, covers, []Chunk{c}, enc)[c.DocID] == 0 {
 			return false
 		}
 	}
@@ -1088,7 +1173,7 @@ func itemTexts(items []keyItem) []string {
 func (p *Pipeline) docsUsing(ctx context.Context, it keyItem, kept []Chunk, enc SparseEncoder) map[string]bool {
 	out := map[string]bool{}
 	covers := func(text string) bool { return newEvidenceIndex(text).covers(it) }
-	for id, k := range p.docPassages(ctx, it.text, rescueHits, covers, kept, enc) {
+	for id, k := range p.docPassages(ctx, it.searchText(), rescueHits, covers, kept, enc) {
 		// A passing mention (BERT's introduction names ImageNet once) is not the paper
 		// being about it.
 		if k >= rescueMentions {

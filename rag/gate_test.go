@@ -321,6 +321,39 @@ func TestEvidenceIndexSpellings(t *testing.T) {
 	}
 }
 
+// TestGateNameSpellings: a question names a thing as a paper's table or another
+// sentence of it does not: with a "v" before its version, its size first, spelled out
+// where the table has initials, or beside an alternative after a slash.
+func TestGateNameSpellings(t *testing.T) {
+	squad := Chunk{ID: "electra", DocID: "electra", Title: "ELECTRA", Text: "ELECTRA-Large reaches 89.7 exact match on SQuAD 1.1 after 1.75M steps."}
+	dsi := Chunk{ID: "dsi", DocID: "dsi", Title: "Transformer Memory as a Differentiable Search Index",
+		Text: "Table 3: Hits@1 on NQ10K. DSI XXL with naive string docids gets 46.7 after finetuning."}
+	realm := Chunk{ID: "realm", DocID: "realm", Title: "REALM: Retrieval-Augmented Language Model Pre-Training",
+		Text: "Table 1: exact match on NQ, WQ and CT. GraphRetriever gets 31.8 on NQ; REALM gets 40.4."}
+	lucene := Chunk{ID: "beir", DocID: "beir", Title: "BEIR", Text: "We use the Lucene implementation of BM25 with default k1 and b."}
+	corpus := []Chunk{squad, dsi, realm, lucene}
+	runGateCases(t, gatePipeline(t, corpus), corpus, []gateCase{
+		{"a v before the version", "What exact match does ELECTRA-Large get on SQuAD v1.1?", []Chunk{squad}, nil, ""},
+		{"another version", "What exact match does ELECTRA-Large get on SQuAD v2.0?", []Chunk{squad}, []string{"SQuAD v2.0"}, "SQuAD v2.0"},
+		{"size first", "What Hits@1 on NQ10K does the XXL DSI model with naive string docids get?", []Chunk{dsi}, nil, ""},
+		{"another size", "What Hits@1 on NQ10K does the XL DSI model with naive string docids get?", []Chunk{dsi}, []string{"XL DSI"}, "XL DSI"},
+		{"initials in the table", "What exact match does REALM list for GraphRetriever on Natural Questions?", []Chunk{realm}, nil, ""},
+		{"initials of another name", "What exact match does REALM list for GraphRetriever on Natural Language Inference?", []Chunk{realm}, []string{"Natural Language Inference"}, "Natural Language Inference"},
+		{"one of two alternatives", "Did BEIR run BM25 through Lucene/Pyserini, and with which k1?", []Chunk{lucene}, nil, ""},
+		{"neither alternative", "Did BEIR run BM25 through Vespa/Pyserini, and with which k1?", []Chunk{lucene}, []string{"Vespa"}, "Vespa"},
+	})
+	// "CNN/Daily Mail" is one dataset's two names: a phrase after a slash is no alternative.
+	var texts []string
+	for _, it := range questionItems("What ROUGE-L does GPT-2 get on CNN/Daily Mail?") {
+		if it.hard {
+			texts = append(texts, it.text)
+		}
+	}
+	if !slices.Equal(texts, []string{"ROUGE-L", "GPT-2", "CNN", "Daily Mail"}) {
+		t.Errorf("hard items %q, want the dataset's two names as two items", texts)
+	}
+}
+
 // TestQuestionItemsContractions: a contraction is grammar, not a word the papers lack.
 // TestQuestionItemsLabs: a lab says who made a model, and its name is no item; a word
 // spelled like one is.

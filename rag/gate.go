@@ -220,9 +220,9 @@ var versionWord = regexp.MustCompile(`^[vV]\d+(?:\.\d+)*$`)
 
 // modifiers are hyphenated endings that make a name an adjective: the "STS" of
 // "STS-style data", the "BERT" of "BERT-based models", the "NQ" of "the NQ-only model",
-// the "NLI" of "the NLI-trained model".
+// the "NLI" of "the NLI-trained model", the "GPT" of "GPT-generated data".
 var modifiers = []string{"-style", "-like", "-based", "-sized", "-type", "-specific", "-only",
-	"-trained", "-pretrained", "-tuned", "-finetuned"}
+	"-trained", "-pretrained", "-tuned", "-finetuned", "-generated"}
 
 // countUnit is a count made an adjective ("3-layer", "12-head", "4.7M-parameter",
 // "2x-bigger", "8-GPU": the count, maybe with its order of magnitude or as a factor, is
@@ -589,6 +589,10 @@ func (ix *evidenceIndex) add(text string) {
 			ix.grams[w] = append(ix.grams[w], base+i)
 			ws[i] = d
 		}
+		// "76GB" states the "GB" of a question ("how many GB"), "12ms" its "ms".
+		if m := figureUnit.FindStringSubmatch(w); m != nil {
+			ix.grams[m[1]] = append(ix.grams[m[1]], base+i)
+		}
 		// "SQuAD v1.1" states the "SQuAD 1.1" of a question; a "V100" GPU is no version.
 		if len(w) > 1 && len(w) <= 3 && w[0] == 'v' && isNumber(w[1:]) {
 			ix.grams[w] = append(ix.grams[w], base+i)
@@ -675,6 +679,9 @@ func segWords(text string) (ws []string, brk []bool) {
 	}
 	return ws, brk
 }
+
+// figureUnit is a figure written with its unit: "76gb", "12ms", "8gpus".
+var figureUnit = regexp.MustCompile(`^\d+(?:\.\d+)?([a-z]{2,4})$`)
 
 // greekNames spells out the Greek letters papers use for hyperparameters, so that the
 // "beta1" and "beta2" of a question are found in "β1 = 0.9, β2 = 0.95".

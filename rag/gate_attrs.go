@@ -35,6 +35,15 @@ type attribute struct {
 	stated   []keyItem      // a paper that reports the setting uses one of these
 	statedRe *regexp.Regexp // or writes this ("$4.6M"), which no word index holds
 	query    string         // the BM25 query for the stated words
+	// valued settings are reported as a figure ("a dropout of 0.1", "Pdrop = 0.1"): a
+	// question asking for one is answered only by a passage that gives a figure beside
+	// the words. The Transformer paper says it selected "the dropout … on the Section 22
+	// development set" for WSJ parsing and DistilBERT that it uses "a softmax-temperature",
+	// and neither gives one there.
+	valued bool
+	// valueAsked, when set, is how a question asks for the figure; otherwise any question
+	// asking "what", "which" or "how many" does (valueQuestion).
+	valueAsked *regexp.Regexp
 }
 
 func attr(name string, asked, stated []string) attribute {
@@ -48,6 +57,19 @@ func attr(name string, asked, stated []string) attribute {
 // searchedBy sets the BM25 query that finds the passages stating the setting.
 func (a attribute) searchedBy(query string) attribute {
 	a.query = query
+	return a
+}
+
+// withValue marks the setting as one papers report as a figure.
+func (a attribute) withValue() attribute {
+	a.valued = true
+	return a
+}
+
+// withValueAsked marks the setting as one papers report as a figure when the question
+// asks for it as re does: "What warm-up did they use?" is answered by "a linear warm-up".
+func (a attribute) withValueAsked(re string) attribute {
+	a.valued, a.valueAsked = true, regexp.MustCompile(re)
 	return a
 }
 
@@ -68,31 +90,91 @@ func (a attribute) isAsked(q *evidenceIndex, question string) bool {
 	return coversAny(q, a.asked) || (a.askedRe != nil && a.askedRe.MatchString(question))
 }
 
-// isStated reports whether the text reports the setting.
-func (a attribute) isStated(ix *evidenceIndex, text string) bool {
-	return coversAny(ix, a.stated) || (a.statedRe != nil && a.statedRe.MatchString(text))
+// isStated reports whether the text reports the setting; with value, a figure for it.
+func (a attribute) isStated(ix *evidenceIndex, text, question string, value bool) bool {
+	if a.statedRe != nil && a.statedRe.MatchString(text) {
+		return true
+	}
+	if !value || !a.valued || (a.valueAsked != nil && !a.valueAsked.MatchString(question)) {
+		return coversAny(ix, a.stated)
+	}
+	var at []int
+	for _, it := range a.stated {
+		// Every place it occurs: at gives a stem's exact spelling first ("dropout"), and the
+		// figure may be beside another ("dropouts with a rate of 0.1").
+		if it.stem != "" {
+			at = append(at, ix.stems[it.stem]...)
+		}
+		at = append(at, ix.at(it)...)
+	}
+	if len(at) == 0 {
+		return false
+	}
+	ws, _ := segWords(text)
+	for _, p := range at {
+		for i := max(p-valueBefore, 0); i < min(p+valueAfter+1, len(ws)); i++ {
+			if isFigure(ws, i) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
+// A setting's figure stands a few words from its name: "dropout rate of 0.1", "Pdrop =
+// 0.1", "0.1 dropout", a table's "Learning Rate 2e-4".
+const (
+	valueBefore = 3
+	valueAfter  = 6
+)
+
+// isFigure reports a word that can be a setting's value: a number that is not a year (a
+// citation beside "AdamW") or the number of a section, table or equation.
+func isFigure(ws []string, i int) bool {
+	w := ws[i]
+	if _, ok := numberWords[w]; ok {
+		return true // "for two epochs"
+	}
+	if !strings.ContainsAny(w, "0123456789") {
+		return false
+	}
+	if citationYear.MatchString(w) && w >= "1950" && w < "2030" {
+		return false
+	}
+	if i > 0 {
+		switch ws[i-1] {
+		case "section", "sec", "table", "tab", "figure", "fig", "eq", "equation", "appendix", "step", "stage":
+			return false
+		}
+	}
+	return true
+}
+
+// valueQuestion asks for a setting's figure ("What dropout rate …", "How many warmup
+// steps …"), not how it was set or scheduled ("What learning-rate schedule …", "Why …").
+var valueQuestion = regexp.MustCompile(`(?i)\b(?:what|which|how (?:much|many|big|large|high|low|small|long))\b`)
+var notValueQuestion = regexp.MustCompile(`(?i)\b(?:schedul\w*|why|decay|annealing|kind|type|form|how (?:does|do|did|was|were|is|are)\b)`)
+
 var attributes = []attribute{
-	attr("learning rate", []string{"learning rate", "learning-rate"}, []string{"learning rate", "lr", "step size"}),
-	attr("batch size", []string{"batch size", "batch sizes"}, []string{"batch", "minibatch", "batchsize"}),
-	attr("dropout", []string{"dropout"}, []string{"dropout", "p drop"}),
+	attr("learning rate", []string{"learning rate", "learning-rate"}, []string{"learning rate", "lr", "step size"}).withValue(),
+	attr("batch size", []string{"batch size", "batch sizes"}, []string{"batch", "minibatch", "batchsize"}).withValue(),
+	attr("dropout", []string{"dropout"}, []string{"dropout", "p drop"}).withValue(),
 	// A learning rate's "decay" is no weight decay: T5 "decays the learning rate" and
 	// states none. Nor does a bare "decay" ask for one (an average's decay rate).
-	attr("weight decay", []string{"weight decay"}, []string{"weight decay", "l2 regularization", "l2 penalty"}),
-	attr("label smoothing", []string{"smoothing"}, []string{"label smoothing"}),
-	attr("warmup", []string{"warmup", "warm up"}, []string{"warmup", "warm up"}),
-	attr("gradient clipping", []string{"clip", "clipping", "gradient norm", "grad norm", "max norm"}, []string{"=clip", "=clipping", "=clipped", "gradient norm", "grad norm", "max norm", "maxnorm"}),
-	attr("temperature", []string{"temperature"}, []string{"temperature"}),
-	attr("momentum", []string{"momentum"}, []string{"momentum"}),
+	attr("weight decay", []string{"weight decay"}, []string{"weight decay", "l2 regularization", "l2 penalty"}).withValue(),
+	attr("label smoothing", []string{"smoothing"}, []string{"label smoothing"}).withValue(),
+	attr("warmup", []string{"warmup", "warm up"}, []string{"warmup", "warm up"}).withValueAsked(`(?i)\bhow (?:many|long)\b|\bwarm-?\s?up (?:steps|ratio|proportion|updates|iterations|period)\b`),
+	attr("gradient clipping", []string{"clip", "clipping", "gradient norm", "grad norm", "max norm"}, []string{"=clip", "=clipping", "=clipped", "gradient norm", "grad norm", "max norm", "maxnorm"}).withValue(),
+	attr("temperature", []string{"temperature"}, []string{"temperature"}).withValue(),
+	attr("momentum", []string{"momentum"}, []string{"momentum"}).withValue(),
 	// Papers write Adam's epsilon "ε" beside the optimizer, and no BM25 term holds "ε".
-	attr("epsilon", []string{"epsilon"}, []string{"epsilon", "eps"}).searchedBy("epsilon eps adam"),
-	attr("epochs", []string{"epoch", "epochs"}, []string{"epoch"}),
+	attr("epsilon", []string{"epsilon"}, []string{"epsilon", "eps"}).searchedBy("epsilon eps adam").withValue(),
+	attr("epochs", []string{"epoch", "epochs"}, []string{"epoch"}).withValue(),
 	attr("optimizer", []string{"optimizer", "optimiser"}, []string{"optimizer", "optimiser", "adam", "adamw", "adafactor", "sgd", "gradient descent", "lamb", "rmsprop"}),
-	attr("beam size", []string{"beam size", "beam width"}, []string{"beam"}),
+	attr("beam size", []string{"beam size", "beam width"}, []string{"beam"}).withValue(),
 	attr("random seed", []string{"seed", "seeds"}, []string{"seed", "seeds"}),
-	attr("top-p", []string{"top-p", "top p", "nucleus"}, []string{"top-p", "top p", "nucleus"}),
-	attr("gradient accumulation", []string{"gradient accumulation", "accumulation steps"}, []string{"accumulation", "accumulate", "accumulated", "accumulating"}),
+	attr("top-p", []string{"top-p", "top p", "nucleus"}, []string{"top-p", "top p", "nucleus"}).withValue(),
+	attr("gradient accumulation", []string{"gradient accumulation", "accumulation steps"}, []string{"accumulation", "accumulate", "accumulated", "accumulating"}).withValue(),
 	// How weights were initialised: papers that say so write "initialized" or "init";
 	// the Transformer and LLaMA papers never do. Matched as spelled: "initial" (an
 	// initial learning rate) has the same stem.
@@ -193,6 +275,7 @@ func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept
 		return nil
 	}
 	q := newEvidenceIndex(question)
+	value := valueQuestion.MatchString(question) && !notValueQuestion.MatchString(question)
 	// Built on the first setting asked: the kept texts without their references, and
 	// their indexes.
 	var keptText []string
@@ -210,7 +293,7 @@ func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept
 		}
 		stated := false
 		for i := range kept {
-			stated = stated || a.isStated(keptIx[i], keptText[i])
+			stated = stated || a.isStated(keptIx[i], keptText[i], question, value)
 		}
 		if stated {
 			continue
@@ -219,7 +302,7 @@ func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept
 		// its reference list, which the reference filter would drop with it. A common
 		// word like "learning" fills the first hits with other passages, hence the depth.
 		n := p.docPassages(ctx, a.query, attributeHits, func(text string) bool {
-			return a.isStated(newEvidenceIndex(text), text)
+			return a.isStated(newEvidenceIndex(text), text, question, value)
 		}, kept, enc)
 		if n != nil && len(n) == 0 {
 			missing = append(missing, keyItem{text: a.name, key: squeeze(a.name)})

@@ -205,3 +205,32 @@ func TestGateVocabularySize(t *testing.T) {
 		{"no size asked", "What does GPT-2 do about characters outside its vocabulary?", []Chunk{vocabGPT2}, nil, ""},
 	})
 }
+
+// TestGateSettingFigure: a question asking for a setting's figure is answered only where
+// the paper gives one beside the setting's name, in any of its spellings; a question
+// about how it was set or scheduled still passes on the name alone.
+func TestGateSettingFigure(t *testing.T) {
+	distil := Chunk{ID: "distil", DocID: "distilbert", Title: "DistilBERT, a distilled version of BERT",
+		Text: "Following Hinton et al. we used a softmax-temperature: the same temperature T is applied to the student and the teacher at training time."}
+	gpt := Chunk{ID: "gpt", DocID: "gpt", Title: "Improving Language Understanding by Generative Pre-Training",
+		Text: "We used a bytepair encoding vocabulary with 40,000 merges [53] and residual, embedding, and attention dropouts with a rate of 0.1 for regularization. " +
+			"We add dropout to the classifier of the fine-tuned model, as described in section 3."}
+	wsj := Chunk{ID: "wsj", DocID: "transformer", Title: "Attention Is All You Need",
+		Text: "For parsing with the Transformer we performed only a small number of experiments to select the dropout, both attention and residual (section 5.4), learning rates and beam size on the Section 22 development set."}
+	sbert := Chunk{ID: "sbert", DocID: "sbert", Title: "Sentence-BERT",
+		Text: "We fine-tune SBERT with the Adam optimizer and a linear learning rate warm-up over 10% of the training data."}
+	sbertNoFigure := Chunk{ID: "sbert2", DocID: "sbert2", Title: "Sentence-BERT",
+		Text: "We fine-tune SBERT with the Adam optimizer and a linear learning rate warm-up, as in BERT (Devlin et al., 2019)."}
+	corpus := []Chunk{distil, gpt, wsj, sbert, sbertNoFigure}
+	runGateCases(t, gatePipeline(t, corpus), corpus, []gateCase{
+		{"a temperature without a figure", "What softmax temperature T did DistilBERT use in the distillation loss?", []Chunk{distil}, []string{"temperature"}, "temperature"},
+		{"the figure is beside the plural", "What dropout rate did the original GPT use during pre-training?", []Chunk{gpt}, nil, ""},
+		// A section's number and a citation's year are no setting's figure.
+		{"a section number is no figure", "What dropout did the Transformer use for parsing?", []Chunk{wsj}, []string{"dropout"}, "dropout"},
+		{"the setting asked how, not how much", "Why did the Transformer select the dropout on the development set?", []Chunk{wsj}, nil, ""},
+		{"a warm-up figure", "How many warm-up steps did SBERT use?", []Chunk{sbert}, nil, ""},
+		{"no warm-up figure", "How many warm-up steps did SBERT use?", []Chunk{sbertNoFigure}, []string{"warmup"}, "warmup"},
+		// "What warm-up" asks what kind: "a linear warm-up" answers it.
+		{"the kind of warm-up", "What warm-up did SBERT use?", []Chunk{sbertNoFigure}, nil, ""},
+	})
+}

@@ -519,3 +519,29 @@ func TestGateMixedInitials(t *testing.T) {
 		}
 	}
 }
+
+// TestGateUnitsAndMakers: a unit written onto its figure ("76GB") states the unit a
+// question names ("how many GB"), and "GPT-generated" is GPT's, made an adjective.
+func TestGateUnitsAndMakers(t *testing.T) {
+	item := func(s string) keyItem { return keyItem{text: s, key: squeeze(s), hard: true, acro: isAcronym(s)} }
+	ix := newEvidenceIndex("CC-News holds 63 million articles, 76GB after filtering; a query takes 12ms.")
+	for _, c := range []struct {
+		item string
+		want bool
+	}{
+		{"GB", true}, {"ms", true}, {"TB", false}, {"76GB", true},
+	} {
+		if got := ix.covers(item(c.item)); got != c.want {
+			t.Errorf("covers(%q) = %v, want %v", c.item, got, c.want)
+		}
+	}
+	var hard []string
+	for _, it := range questionItems("What share of E5-mistral's GPT-generated data is in English?") {
+		if it.hard {
+			hard = append(hard, it.text)
+		}
+	}
+	if !slices.Equal(hard, []string{"E5-mistral", "GPT"}) {
+		t.Errorf("hard items %q, want E5-mistral and GPT", hard)
+	}
+}

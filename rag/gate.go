@@ -740,6 +740,12 @@ func (ix *evidenceIndex) atItem(it keyItem) []int {
 				return pos
 			}
 		}
+		// The user's "79k" rounds the table's "79,168".
+		if m := roundFigure.FindStringSubmatch(it.text); m != nil {
+			if pos := ix.rounded(m[1], map[string]int{"k": 3, "m": 6}[strings.ToLower(m[2])]); len(pos) > 0 {
+				return pos
+			}
+		}
 		// "Natural Questions" is the "NQ" of a results table's header.
 		if k := titleInitials(it.text); k != "" {
 			if pos := ix.grams[k]; len(pos) > 0 {
@@ -769,6 +775,22 @@ func (ix *evidenceIndex) atItem(it keyItem) []int {
 		return nil
 	}
 	return ix.stems[ts[0]]
+}
+
+// roundFigure is a figure rounded to thousands or millions: "79k", "2M".
+var roundFigure = regexp.MustCompile(`^(\d+)([kKmM])$`)
+
+// rounded returns where a whole number that lead rounds to, with zeros digits dropped,
+// occurs: lead "79" and 3 zeros for "79,168".
+func (ix *evidenceIndex) rounded(lead string, zeros int) []int {
+	var out []int
+	for g, pos := range ix.grams {
+		if len(g) == len(lead)+zeros && strings.HasPrefix(g, lead) && strings.Trim(g, "0123456789") == "" {
+			out = append(out, pos...)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // titleInitials returns the lower-cased initials of a name of two or more capitalised

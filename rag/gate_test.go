@@ -521,15 +521,18 @@ func TestGateMixedInitials(t *testing.T) {
 }
 
 // TestGateUnitsAndMakers: a unit written onto its figure ("76GB") states the unit a
-// question names ("how many GB"), and "GPT-generated" is GPT's, made an adjective.
+// question names ("how many GB"), a round figure ("79k") the table's "79,168", and
+// "GPT-generated" is GPT's, made an adjective.
 func TestGateUnitsAndMakers(t *testing.T) {
 	item := func(s string) keyItem { return keyItem{text: s, key: squeeze(s), hard: true, acro: isAcronym(s)} }
-	ix := newEvidenceIndex("CC-News holds 63 million articles, 76GB after filtering; a query takes 12ms.")
+	ix := newEvidenceIndex("CC-News holds 63 million articles, 76GB after filtering; a query takes 12ms. NQ has 79,168 training questions.")
 	for _, c := range []struct {
 		item string
 		want bool
 	}{
 		{"GB", true}, {"ms", true}, {"TB", false}, {"76GB", true},
+		// The user's round figure.
+		{"79k", true}, {"79K", true}, {"80k", false}, {"79M", false}, {"7k", false},
 	} {
 		if got := ix.covers(item(c.item)); got != c.want {
 			t.Errorf("covers(%q) = %v, want %v", c.item, got, c.want)

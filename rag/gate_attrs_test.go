@@ -153,14 +153,7 @@ var attrAdamEps = Chunk{ID: "adameps", DocID: "transformer", Title: "Attention I
 // the search for the setting must look.
 func TestGateAdamEpsilon(t *testing.T) {
 	corpus := []Chunk{attrTransformer, attrAdamEps, attrDSI}
-	enc := newIDFEncoder(corpus)
-	p, err := New(Config{
-		Searcher: termSearcher{gateSearcher{corpus}, enc},
-		Sparse:   func(context.Context) (SparseEncoder, error) { return enc, nil },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := gateSearchPipeline(t, corpus, func(enc *idfEncoder) Searcher { return termSearcher{gateSearcher{corpus}, enc} }, nil)
 	runGateCases(t, p, corpus, []gateCase{
 		{"epsilon in the optimizer's passage", "What label smoothing epsilon did the Transformer use during training?", []Chunk{attrTransformer}, nil, ""},
 		{"no epsilon in the paper", "What epsilon did the DSI models use with Adafactor?", []Chunk{attrDSI}, []string{"epsilon"}, "epsilon"},

@@ -141,9 +141,16 @@ func gatePipeline(t *testing.T, corpus []Chunk) *Pipeline {
 // gateDocsPipeline is gatePipeline listing the documents with docs (nil: none).
 func gateDocsPipeline(t *testing.T, corpus []Chunk, docs func(context.Context) ([]Document, error)) *Pipeline {
 	t.Helper()
+	return gateSearchPipeline(t, corpus, func(*idfEncoder) Searcher { return gateSearcher{corpus} }, docs)
+}
+
+// gateSearchPipeline is gateDocsPipeline searching with the searcher made from the
+// corpus' BM25 encoder.
+func gateSearchPipeline(t *testing.T, corpus []Chunk, searcher func(*idfEncoder) Searcher, docs func(context.Context) ([]Document, error)) *Pipeline {
+	t.Helper()
 	enc := newIDFEncoder(corpus)
 	p, err := New(Config{
-		Searcher:  gateSearcher{corpus},
+		Searcher:  searcher(enc),
 		Sparse:    func(context.Context) (SparseEncoder, error) { return enc, nil },
 		Documents: docs,
 	})

@@ -121,6 +121,10 @@ var reportSets = []struct{ questions, floors string }{
 	{testdata("report59.jsonl"), testdata("floors59.json")},
 	{testdata("report60.jsonl"), testdata("floors60.json")},
 	{testdata("report61.jsonl"), testdata("floors61.json")},
+	{testdata("report62.jsonl"), testdata("floors62.json")},
+	{testdata("report63.jsonl"), testdata("floors63.json")},
+	{testdata("report64.jsonl"), testdata("floors64.json")},
+	{testdata("report65.jsonl"), testdata("floors65.json")},
 }
 
 func testdata(name string) string { return filepath.Join("..", "..", "rag", "eval", "testdata", name) }

@@ -369,8 +369,6 @@ func tuneOverrides(tb testing.TB, cfg *rag.Config) {
 			}
 			w[len(w)-1] = x
 			cfg.Fusion.Weights = w
-		case "cands":
-			cfg.Candidates = int(x)
 		default:
 			tb.Fatalf("FOOTNOTE_TUNE_SET: unknown setting %q", k)
 		}

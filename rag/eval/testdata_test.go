@@ -95,6 +95,10 @@ const (
 	report59File = "testdata/report59.jsonl"
 	report60File = "testdata/report60.jsonl"
 	report61File = "testdata/report61.jsonl"
+	report62File = "testdata/report62.jsonl"
+	report63File = "testdata/report63.jsonl"
+	report64File = "testdata/report64.jsonl"
+	report65File = "testdata/report65.jsonl"
 )
 
 // laterBatches holds the category counts each later batch was written to
@@ -164,6 +168,10 @@ var laterBatches = map[string]map[string]int{
 	report59File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report60File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 	report61File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report62File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report63File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report64File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
+	report65File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 2},
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -149,6 +149,11 @@ func questionItems(question string) []keyItem {
 			continue
 		}
 		kind := classify(t.text, shouting)
+		// "about 70 EM", "roughly 5 million": the user's round figure, as "~70" is, and not
+		// one the paper must print ("69.5").
+		if kind == kindHard && isNumber(t.text) && i > 0 && roundingWords[strings.ToLower(toks[i-1].text)] {
+			kind = kindSoft
+		}
 		if kind == kindNone {
 			continue
 		}
@@ -418,6 +423,9 @@ func classify(w string, shouting bool) itemKind {
 	}
 	return kindSoft
 }
+
+// roundingWords are the words that make the number after them a round figure.
+var roundingWords = map[string]bool{"about": true, "around": true, "roughly": true, "approximately": true, "approx": true, "nearly": true, "almost": true, "circa": true}
 
 // contraction is grammar ("couldn't", "they're", "we've"): a word the corpus never
 // spells, which the gate would otherwise take for a rare word the papers lack.
@@ -896,6 +904,14 @@ func sparseSum(v SparseVector) float64 {
 // title of their own paper still count: a question comparing two papers is answered from
 // both.
 func (p *Pipeline) gate(ctx context.Context, question string, kept, candidates []Chunk) gateResult {
+	return p.gateIn(ctx, question, kept, candidates, false)
+}
+
+// gateIn is gate for a question that may be an elliptical follow-up kept in its thread
+// (inThread): its subject is the thread's, so a word of its own that the corpus never uses
+// ("once they bolt on the calculator") is the asker's, as it is beside a name the
+// evidence holds.
+func (p *Pipeline) gateIn(ctx context.Context, question string, kept, candidates []Chunk, inThread bool) gateResult {
 	authors, authorNames := p.authorPapers(ctx, question)
 	items := withoutNames(questionItems(question), authorNames)
 	res := gateResult{coverage: 1}
@@ -1008,7 +1024,7 @@ func (p *Pipeline) gate(ctx context.Context, question string, kept, candidates [
 	// A question naming what the papers hold ("Does DrQA lean on the links between
 	// Wikipedia pages?") is on them: a word they never use is the asker's ("lean", "dig
 	// up"), not a subject they lack. Off-topic questions name nothing the papers hold.
-	if !rareMissing || slices.ContainsFunc(hard, func(it keyItem) bool { return !isNumber(it.text) }) {
+	if !rareMissing || inThread || slices.ContainsFunc(hard, func(it keyItem) bool { return !isNumber(it.text) }) {
 		return res
 	}
 	for _, it := range miss {

@@ -8,16 +8,36 @@ import (
 	"testing"
 )
 
-func TestQuestionItems(t *testing.T) {
-	hard := func(q string) []string {
-		var out []string
-		for _, it := range questionItems(q) {
-			if it.hard {
-				out = append(out, it.text)
-			}
+// hardItems returns the texts of a question's hard items.
+func hardItems(q string) []string {
+	var out []string
+	for _, it := range questionItems(q) {
+		if it.hard {
+			out = append(out, it.text)
 		}
-		return out
 	}
+	return out
+}
+
+// coverCase is an item looked up in an evidence index, and whether it should be found.
+type coverCase struct {
+	item string
+	want bool
+}
+
+// checkCovers looks each hard item up in ix.
+func checkCovers(t *testing.T, ix *evidenceIndex, cases []coverCase) {
+	t.Helper()
+	for _, c := range cases {
+		it := keyItem{text: c.item, key: squeeze(c.item), hard: true, acro: isAcronym(c.item)}
+		if got := ix.covers(it); got != c.want {
+			t.Errorf("covers(%q) = %v, want %v", c.item, got, c.want)
+		}
+	}
+}
+
+func TestQuestionItems(t *testing.T) {
+	hard := hardItems
 	cases := []struct {
 		q    string
 		want []string
@@ -39,6 +59,8 @@ func TestQuestionItems(t *testing.T) {
 		{"Which rank did Dettmers et al. use for QLoRA?", []string{"QLoRA"}},
 		// A round figure is no name.
 		{"With ~1000-dim random vectors, does HNSW's hierarchy still help?", []string{"HNSW"}},
+		{"Why does DrQA fall from about 70 EM on SQuAD?", []string{"DrQA", "EM", "SQuAD"}},
+		{"Why does DrQA fall from 70 EM on SQuAD?", []string{"DrQA", "70", "EM", "SQuAD"}},
 		{"How does Tree of Thoughts improve on chain-of-thought prompting?", []string{"Tree of Thoughts"}},
 		// A comma or a coined name's possessive ends a name; a plain word's does not.
 		{"Were the adapters for MRPC, RTE and STS-B trained from scratch?", []string{"MRPC", "RTE", "STS-B"}},
@@ -289,41 +311,21 @@ func TestEvidenceIndexSpellings(t *testing.T) {
 	item := func(s string) keyItem { return keyItem{text: s, key: squeeze(s), hard: true} }
 	ix := newEvidenceIndex("LLaMA-65B was trained on 1.4T tokens with 80 layers. On SQuAD v1.1 BERT gets 93.2 F1; on SQuAD 2.0, 83.1. " +
 		"Training used NVIDIA V100 GPUs.")
-	for _, c := range []struct {
-		item string
-		want bool
-	}{
+	checkCovers(t, ix, []coverCase{
 		{"1.4T-token", true}, {"80-layer", true}, {"1.0T-token", false}, {"12-layer", false},
 		{"SQuAD 1.1", true}, {"SQuAD v1.1", true}, {"SQuAD v2.0", true}, {"SQuAD 1.0", false}, {"SQuAD v3", false},
 		{"V100", true}, {"NVIDIA V100", true}, {"NVIDIA 100", false},
-	} {
-		if got := ix.covers(item(c.item)); got != c.want {
-			t.Errorf("covers(%q) = %v, want %v", c.item, got, c.want)
-		}
-	}
+	})
 	if !newEvidenceIndex("Training emitted 1,015 tCO2eq.").covers(item("CO2")) || !newEvidenceIndex("0.385 kg CO2eq/KWh").covers(item("CO2")) {
 		t.Error("a CO2 equivalent does not state the CO2 of a question")
 	}
 	// A factor written with a times sign is the user's "4x"; a product of two numbers is
 	// none. A name is found in its plural.
 	ix = newEvidenceIndex("Ensembles use 4× the computation of a 3×3 grid. An ELMo encoder is followed by two BiLSTMs; the clips were cut.")
-	for _, c := range []struct {
-		item string
-		want bool
-	}{
+	checkCovers(t, ix, []coverCase{
 		{"4x", true}, {"2x", false}, {"3x", false}, {"BiLSTM", true}, {"ELMo", true}, {"CO2", false},
-	} {
-		if got := ix.covers(item(c.item)); got != c.want {
-			t.Errorf("covers(%q) = %v, want %v", c.item, got, c.want)
-		}
-	}
-	var hard []string
-	for _, it := range questionItems("Which datasets trained the NQ-only DPR model?") {
-		if it.hard {
-			hard = append(hard, it.text)
-		}
-	}
-	if !slices.Equal(hard, []string{"NQ", "DPR"}) {
+	})
+	if hard := hardItems("Which datasets trained the NQ-only DPR model?"); !slices.Equal(hard, []string{"NQ", "DPR"}) {
 		t.Errorf("hard items %q, want NQ and DPR: -only makes a name an adjective and ends it", hard)
 	}
 }
@@ -350,13 +352,7 @@ func TestGateNameSpellings(t *testing.T) {
 		{"neither alternative", "Did BEIR run BM25 through Vespa/Pyserini, and with which k1?", []Chunk{lucene}, []string{"Vespa"}, "Vespa"},
 	})
 	// "CNN/Daily Mail" is one dataset's two names: a phrase after a slash is no alternative.
-	var texts []string
-	for _, it := range questionItems("What ROUGE-L does GPT-2 get on CNN/Daily Mail?") {
-		if it.hard {
-			texts = append(texts, it.text)
-		}
-	}
-	if !slices.Equal(texts, []string{"ROUGE-L", "GPT-2", "CNN", "Daily Mail"}) {
+	if texts := hardItems("What ROUGE-L does GPT-2 get on CNN/Daily Mail?"); !slices.Equal(texts, []string{"ROUGE-L", "GPT-2", "CNN", "Daily Mail"}) {
 		t.Errorf("hard items %q, want the dataset's two names as two items", texts)
 	}
 }
@@ -531,27 +527,30 @@ func TestGateMixedInitials(t *testing.T) {
 // question names ("how many GB"), a round figure ("79k") the table's "79,168", and
 // "GPT-generated" is GPT's, made an adjective.
 func TestGateUnitsAndMakers(t *testing.T) {
-	item := func(s string) keyItem { return keyItem{text: s, key: squeeze(s), hard: true, acro: isAcronym(s)} }
 	ix := newEvidenceIndex("CC-News holds 63 million articles, 76GB after filtering; a query takes 12ms. NQ has 79,168 training questions.")
-	for _, c := range []struct {
-		item string
-		want bool
-	}{
+	checkCovers(t, ix, []coverCase{
 		{"GB", true}, {"ms", true}, {"TB", false}, {"76GB", true},
 		// The user's round figure.
 		{"79k", true}, {"79K", true}, {"80k", false}, {"79M", false}, {"7k", false},
-	} {
-		if got := ix.covers(item(c.item)); got != c.want {
-			t.Errorf("covers(%q) = %v, want %v", c.item, got, c.want)
-		}
-	}
-	var hard []string
-	for _, it := range questionItems("What share of E5-mistral's GPT-generated data is in English?") {
-		if it.hard {
-			hard = append(hard, it.text)
-		}
-	}
-	if !slices.Equal(hard, []string{"E5-mistral", "GPT"}) {
+	})
+	if hard := hardItems("What share of E5-mistral's GPT-generated data is in English?"); !slices.Equal(hard, []string{"E5-mistral", "GPT"}) {
 		t.Errorf("hard items %q, want E5-mistral and GPT", hard)
+	}
+}
+
+// TestGateFollowUpWords: an elliptical follow-up kept in its thread takes its subject from
+// the thread, so a word of its own the corpus never uses is no sign it is about something
+// else; the same words asked outside a thread still are.
+func TestGateFollowUpWords(t *testing.T) {
+	cot := Chunk{ID: "cot", DocID: "cot", Title: "Chain-of-Thought Prompting Elicits Reasoning in Large Language Models",
+		Text: "With an external calculator applied to the generated equations, UL2 20B solves 6.9% of GSM8K problems."}
+	corpus := []Chunk{cot, gateSBERT, gateFill}
+	p := gatePipeline(t, corpus)
+	q := "and once they bolt on the calculator?"
+	if g := p.gateIn(t.Context(), q, []Chunk{cot}, corpus, true); g.refused() {
+		t.Errorf("in its thread, %q refused: %s", q, g.explain)
+	}
+	if g := p.gateIn(t.Context(), q, []Chunk{cot}, corpus, false); !slices.Equal(g.missing, []string{"bolt"}) {
+		t.Errorf("outside a thread, %q missing %q, want bolt", q, g.missing)
 	}
 }

@@ -980,8 +980,10 @@ func (p *Pipeline) gateIn(ctx context.Context, question string, kept, candidates
 		}
 	}
 
+	var owners []string
 	if len(hard) > 0 {
-		missing, apart, holders := p.hardCoverage(ctx, hard, p.owners(ctx, hard, enc), kept, chunkIx, enc)
+		owners = p.owners(ctx, hard, enc)
+		missing, apart, holders := p.hardCoverage(ctx, hard, owners, kept, chunkIx, enc)
 		res.holders = holders
 		switch {
 		case len(missing) > 0:
@@ -1002,7 +1004,7 @@ func (p *Pipeline) gateIn(ctx context.Context, question string, kept, candidates
 	}
 	named := slices.ContainsFunc(res.holders, func(h int) bool { return h > 0 })
 	subject := withAuthorPapers(subjectPapers(kept, res.holders), kept, authors, named)
-	if miss := p.unstatedAttributes(ctx, question, subject, enc); len(miss) > 0 {
+	if miss := p.unstatedAttributes(ctx, question, subject, qualifiers(hard, owners, subject), enc); len(miss) > 0 {
 		res.missing = itemTexts(miss)
 		res.explain = explainMissing(miss, nil)
 		return res

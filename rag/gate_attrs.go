@@ -258,6 +258,43 @@ func phraseItems(phrases []string) []keyItem {
 	return out
 }
 
+// coversAll reports whether the text names every item. An acronym may be part of a word:
+// the "NLI" a question fine-tunes on is the paper's "SNLI and MultiNLI".
+func coversAll(ix *evidenceIndex, text string, items []keyItem) bool {
+	lower := strings.ToLower(text)
+	for _, it := range items {
+		if !ix.covers(it) && !(it.acro && len(it.key) >= 3 && strings.Contains(lower, it.key)) {
+			return false
+		}
+	}
+	return true
+}
+
+// sizeCount is a model's size or a count: "175B", "7B", "1.5M".
+var sizeCount = regexp.MustCompile(`^\d+(?:\.\d+)?[kKmMbBtT]$`)
+
+// qualifiers are the names of a question about one paper that no paper owns (named.go's
+// owner) and its title lacks, numbers and sizes ("175B") aside: the parser, dataset or
+// outside model a setting is asked for. A question about two papers, or naming another
+// paper's model, has none: each paper's passages name only their own model.
+func qualifiers(hard []keyItem, owners []string, subject []Chunk) []keyItem {
+	if len(owners) != len(hard) || len(subject) == 0 {
+		return nil
+	}
+	for _, c := range subject {
+		if c.DocID != subject[0].DocID {
+			return nil
+		}
+	}
+	var out []keyItem
+	for i, it := range hard {
+		if owners[i] == "" && !titleNames(subject[0].Title, it) && !isNumber(it.text) && !sizeCount.MatchString(it.text) {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
 func coversAny(ix *evidenceIndex, items []keyItem) bool {
 	for _, it := range items {
 		if ix.covers(it) {
@@ -270,7 +307,11 @@ func coversAny(ix *evidenceIndex, items []keyItem) bool {
 // unstatedAttributes returns the training settings the question asks about that no kept
 // paper mentions (see attribute). Without BM25 it cannot look through the papers and
 // returns none.
-func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept []Chunk, enc SparseEncoder) []keyItem {
+//
+// A figure asked of something the paper is not itself about (quals: "for the WSJ parser",
+// "on RTE", "on GPT-3 175B") must stand in a passage that names it: the Transformer
+// paper's dropout for its translation models does not answer for its parser.
+func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept []Chunk, quals []keyItem, enc SparseEncoder) []keyItem {
 	if enc == nil {
 		return nil
 	}
@@ -293,7 +334,7 @@ func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept
 		}
 		stated := false
 		for i := range kept {
-			stated = stated || a.isStated(keptIx[i], keptText[i], question, value)
+			stated = stated || a.isStated(keptIx[i], keptText[i], question, value) && (!value || !a.valued || coversAll(keptIx[i], keptText[i], quals))
 		}
 		if stated {
 			continue
@@ -302,7 +343,8 @@ func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept
 		// its reference list, which the reference filter would drop with it. A common
 		// word like "learning" fills the first hits with other passages, hence the depth.
 		n := p.docPassages(ctx, a.query, attributeHits, func(text string) bool {
-			return a.isStated(newEvidenceIndex(text), text, question, value)
+			ix := newEvidenceIndex(text)
+			return a.isStated(ix, text, question, value) && (!value || !a.valued || coversAll(ix, text, quals))
 		}, kept, enc)
 		if n != nil && len(n) == 0 {
 			missing = append(missing, keyItem{text: a.name, key: squeeze(a.name)})

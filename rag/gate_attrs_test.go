@@ -227,3 +227,36 @@ func TestGateSettingFigure(t *testing.T) {
 		{"the kind of warm-up", "What warm-up did SBERT use?", []Chunk{sbertNoFigure}, nil, ""},
 	})
 }
+
+// TestGateSettingQualifier: a figure asked for something the paper is not itself about
+// (its parser, a dataset it fine-tunes on) must stand where the paper names that thing;
+// the paper's figure for its translation models does not answer for its parser.
+func TestGateSettingQualifier(t *testing.T) {
+	mt := Chunk{ID: "mt", DocID: "transformer", Title: "Attention Is All You Need",
+		Text: "For the Transformer base model we use a rate of P_drop = 0.1 on every sub-layer."}
+	wsj := Chunk{ID: "wsj", DocID: "transformer", Title: "Attention Is All You Need",
+		Text: "We trained a 4-layer Transformer on the WSJ portion of the Penn Treebank and selected the dropout on the development set."}
+	wsjStated := Chunk{ID: "wsj2", DocID: "transformer2", Title: "Attention Is All You Need",
+		Text: "We trained a 4-layer Transformer on the WSJ portion of the Penn Treebank with a dropout of 0.3."}
+	nli := Chunk{ID: "nli", DocID: "sbert", Title: "Sentence-BERT",
+		Text: "We fine-tune SBERT on the union of SNLI and MultiNLI with a batch size of 16."}
+	nliIntro := Chunk{ID: "nlii", DocID: "sbert", Title: "Sentence-BERT", Text: "SBERT is trained on NLI data."}
+	lora := Chunk{ID: "lora", DocID: "lora", Title: "LoRA: Low-Rank Adaptation of Large Language Models",
+		Text: "For GPT-3 we train with a batch size of 128 and a learning rate of 2e-4."}
+	loraIntro := Chunk{ID: "lorai", DocID: "lora", Title: "LoRA: Low-Rank Adaptation of Large Language Models",
+		Text: "We scale LoRA up to GPT-3 175B."}
+	lora2 := Chunk{ID: "lora2", DocID: "lora2", Title: "LoRA: Low-Rank Adaptation of Large Language Models",
+		Text: "For RoBERTa we train with a batch size of 16 and a learning rate of 4e-4."}
+	lora2Intro := Chunk{ID: "lora2i", DocID: "lora2", Title: "LoRA: Low-Rank Adaptation of Large Language Models",
+		Text: "We scale LoRA up to GPT-3 175B."}
+	corpus := []Chunk{mt, wsj, wsjStated, nli, nliIntro, lora, loraIntro, lora2, lora2Intro}
+	runGateCases(t, gatePipeline(t, corpus), corpus, []gateCase{
+		{"the figure is for other models", "What dropout rate did the Transformer use for WSJ parsing?", []Chunk{mt, wsj}, []string{"dropout"}, "dropout"},
+		{"the figure is for the parser", "What dropout rate did the Transformer use for WSJ parsing?", []Chunk{wsjStated}, nil, ""},
+		{"no qualifier", "What dropout rate did the Transformer base model use?", []Chunk{mt, wsj}, nil, ""},
+		// "NLI" is part of the paper's "SNLI" and "MultiNLI"; a model's size is no qualifier.
+		{"an acronym inside a word", "What batch size did SBERT use when fine-tuning on NLI?", []Chunk{nliIntro, nli}, nil, ""},
+		{"a size is no qualifier", "What batch size did LoRA use on GPT-3 175B?", []Chunk{loraIntro, lora}, nil, ""},
+		{"the figure is for another model", "What batch size did LoRA use on GPT-3 175B?", []Chunk{lora2Intro, lora2}, []string{"batch size"}, "batch size"},
+	})
+}

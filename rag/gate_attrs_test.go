@@ -232,23 +232,17 @@ func TestGateSettingFigure(t *testing.T) {
 // (its parser, a dataset it fine-tunes on) must stand where the paper names that thing;
 // the paper's figure for its translation models does not answer for its parser.
 func TestGateSettingQualifier(t *testing.T) {
-	mt := Chunk{ID: "mt", DocID: "transformer", Title: "Attention Is All You Need",
-		Text: "For the Transformer base model we use a rate of P_drop = 0.1 on every sub-layer."}
-	wsj := Chunk{ID: "wsj", DocID: "transformer", Title: "Attention Is All You Need",
-		Text: "We trained a 4-layer Transformer on the WSJ portion of the Penn Treebank and selected the dropout on the development set."}
-	wsjStated := Chunk{ID: "wsj2", DocID: "transformer2", Title: "Attention Is All You Need",
-		Text: "We trained a 4-layer Transformer on the WSJ portion of the Penn Treebank with a dropout of 0.3."}
-	nli := Chunk{ID: "nli", DocID: "sbert", Title: "Sentence-BERT",
-		Text: "We fine-tune SBERT on the union of SNLI and MultiNLI with a batch size of 16."}
-	nliIntro := Chunk{ID: "nlii", DocID: "sbert", Title: "Sentence-BERT", Text: "SBERT is trained on NLI data."}
-	lora := Chunk{ID: "lora", DocID: "lora", Title: "LoRA: Low-Rank Adaptation of Large Language Models",
-		Text: "For GPT-3 we train with a batch size of 128 and a learning rate of 2e-4."}
-	loraIntro := Chunk{ID: "lorai", DocID: "lora", Title: "LoRA: Low-Rank Adaptation of Large Language Models",
-		Text: "We scale LoRA up to GPT-3 175B."}
-	lora2 := Chunk{ID: "lora2", DocID: "lora2", Title: "LoRA: Low-Rank Adaptation of Large Language Models",
-		Text: "For RoBERTa we train with a batch size of 16 and a learning rate of 4e-4."}
-	lora2Intro := Chunk{ID: "lora2i", DocID: "lora2", Title: "LoRA: Low-Rank Adaptation of Large Language Models",
-		Text: "We scale LoRA up to GPT-3 175B."}
+	chunk := func(id, doc, title, text string) Chunk { return Chunk{ID: id, DocID: doc, Title: title, Text: text} }
+	const aiayn, sbert, loraTitle = "Attention Is All You Need", "Sentence-BERT", "LoRA: Low-Rank Adaptation of Large Language Models"
+	mt := chunk("mt", "transformer", aiayn, "For the Transformer base model we use a rate of P_drop = 0.1 on every sub-layer.")
+	wsj := chunk("wsj", "transformer", aiayn, "We trained a 4-layer Transformer on the WSJ portion of the Penn Treebank and selected the dropout on the development set.")
+	wsjStated := chunk("wsj2", "transformer2", aiayn, "We trained a 4-layer Transformer on the WSJ portion of the Penn Treebank with a dropout of 0.3.")
+	nli := chunk("nli", "sbert", sbert, "We fine-tune SBERT on the union of SNLI and MultiNLI with a batch size of 16.")
+	nliIntro := chunk("nlii", "sbert", sbert, "SBERT is trained on NLI data.")
+	lora := chunk("lora", "lora", loraTitle, "For GPT-3 we train with a batch size of 128 and a learning rate of 2e-4.")
+	loraIntro := chunk("lorai", "lora", loraTitle, "We scale LoRA up to GPT-3 175B.")
+	lora2 := chunk("lora2", "lora2", loraTitle, "For RoBERTa we train with a batch size of 16 and a learning rate of 4e-4.")
+	lora2Intro := chunk("lora2i", "lora2", loraTitle, "We scale LoRA up to GPT-3 175B.")
 	corpus := []Chunk{mt, wsj, wsjStated, nli, nliIntro, lora, loraIntro, lora2, lora2Intro}
 	runGateCases(t, gatePipeline(t, corpus), corpus, []gateCase{
 		{"the figure is for other models", "What dropout rate did the Transformer use for WSJ parsing?", []Chunk{mt, wsj}, []string{"dropout"}, "dropout"},

@@ -188,14 +188,24 @@ var attributes = []attribute{
 	// for a time, as their plurals: "per hour" asks for a rate. "How long … take" may be
 	// answered in steps, and "latency" or "wall-clock time" is asked of a paper's reasoning
 	// about speed as often as of a figure; neither asks for a time.
+	// A latency (milliseconds, seconds) and a training or labelling time (minutes, hours,
+	// days) are different figures: T5's days of pre-training do not answer how many
+	// milliseconds T5-11B takes per example, nor FiD's GPU hours its time per question.
+	// A table states its unit once, in its header: "Inf. time (seconds)".
 	measure("timings",
-		[]string{"=hours", "=milliseconds", "=seconds", "=minutes", "=days", "gpu hours", "gpu-hours"},
+		[]string{"=milliseconds", "=seconds"},
 		"",
-		[]string{"in milliseconds", "in seconds", "in minutes", "in hours", "in days"},
+		[]string{"in milliseconds", "in seconds"},
+		`(?i)(?:\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|few|several))(?:[ \t]?-[ \t]?|[ \t]{0,2})(?:ms|milliseconds?|seconds?|secs?)(?:$|[^\w-])|\bper second\b|\bqps\b|(?:^|\s)\((?:in )?(?:ms|milliseconds|seconds?|secs?|s)\)`,
+		"seconds ms milliseconds second"),
+	measure("timings",
+		[]string{"=hours", "=minutes", "=days", "gpu hours", "gpu-hours"},
+		"",
+		[]string{"in minutes", "in hours", "in days"},
 		// A paper reports a time as a number and its unit, in words or digits.
 		// The unit follows on the same line and ends the word: "26849 MS-MARCO" is no time.
-		`(?i)(?:\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|few|several))(?:[ \t]?-[ \t]?|[ \t]{0,2})(?:(?:gpu|tpu)[- ])?(?:hours?|hrs?|days?|weeks?|minutes?|mins?|ms|milliseconds?|seconds?|secs?)(?:$|[^\w-])|\bper second\b|\bqps\b`,
-		"hours days weeks minutes seconds ms milliseconds"),
+		`(?i)(?:\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|few|several))(?:[ \t]?-[ \t]?|[ \t]{0,2})(?:(?:gpu|tpu)[- ])?(?:hours?|hrs?|days?|weeks?|minutes?|mins?)(?:$|[^\w-])|(?:^|\s)\((?:in )?(?:hours?|hrs?|days?|minutes?|mins?)\)`,
+		"hours days weeks minutes"),
 	measure("costs in money",
 		[]string{"dollars", "dollar", "usd", "wage", "wages", "price"},
 		`(?i)\$|\bhow much (?:did|does|do|was|were|would|will)\b[^?]*\b(?:cost|spend|spent|pay|paid)\b`,

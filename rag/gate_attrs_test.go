@@ -110,7 +110,7 @@ var (
 // time", "paid", "cost") reports nothing, and a question using such a word in another
 // sense ("how long … to converge", "latency", "cost of inference") asks for no measure.
 func TestGateReportedMeasures(t *testing.T) {
-	corpus := []Chunk{measDSI, measDSIb, measLLaMA, measLLaMAb, measQLoRA, measGPT, measLoRA, measRAG}
+	corpus := []Chunk{measDSI, measDSIb, measLLaMA, measLLaMAb, measQLoRA, measGPT, measLoRA, measRAG, measDistil}
 	p := gatePipeline(t, corpus)
 	runGateCases(t, p, corpus, []gateCase{
 		{"no time in the paper", "How many milliseconds does DSI take to retrieve documents for one query?", []Chunk{measDSI}, []string{"timings"}, "timings"},
@@ -121,6 +121,10 @@ func TestGateReportedMeasures(t *testing.T) {
 		{"how long, in steps", "How long does DSI take to converge?", []Chunk{measDSI}, nil, ""},
 		{"latency, of reasoning", "Why does DSI's retrieval latency grow with the number of documents?", []Chunk{measDSIb}, nil, ""},
 		{"a time elsewhere in the paper", "How many days did it take to train the 65B LLaMA?", []Chunk{measLLaMA}, nil, ""},
+		// Days of training are no latency, and a latency no training time.
+		{"a training time is no latency", "How many milliseconds does the 65B LLaMA take per generated token?", []Chunk{measLLaMA}, []string{"timings"}, "timings"},
+		{"a latency is no training time", "How many hours did it take to train GPT-2 medium with LoRA?", []Chunk{measLoRA}, []string{"timings"}, "timings"},
+		{"a table header's unit", "How many seconds does DistilBERT take for a pass over STS-B?", []Chunk{measDistil}, nil, ""},
 		{"how long, of a length", "How long are the docids DSI decodes with beam search?", []Chunk{measDSI}, nil, ""},
 		{"no sum of money", "How much did it cost to train LLaMA on the 1.4T tokens?", []Chunk{measLLaMAb}, []string{"costs in money"}, "costs in money"},
 		{"paid, with no sum", "How much were the InstructGPT labelers paid per hour?", []Chunk{measGPT}, []string{"costs in money"}, "costs in money"},
@@ -131,6 +135,9 @@ func TestGateReportedMeasures(t *testing.T) {
 		{"a license never named", "Under what license was DSI released?", []Chunk{measDSI}, []string{"a license"}, "a license"},
 	})
 }
+
+var measDistil = Chunk{ID: "mdistil", DocID: "distilbert", Title: "DistilBERT, a distilled version of BERT",
+	Text: "Table 3: Inference time of a full pass of GLUE task STS-B on CPU. Model # param. (Millions) Inf. time (seconds) ELMo 180 895 BERT-base 110 668 DistilBERT 66 410"}
 
 var (
 	vocabELECTRA = Chunk{ID: "velectra", DocID: "electra", Title: "ELECTRA: Pre-training Text Encoders as Discriminators Rather Than Generators",

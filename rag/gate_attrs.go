@@ -196,7 +196,7 @@ var attributes = []attribute{
 		[]string{"=milliseconds", "=seconds"},
 		"",
 		[]string{"in milliseconds", "in seconds"},
-		`(?i)(?:\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|few|several))(?:[ \t]?-[ \t]?|[ \t]{0,2})(?:ms|milliseconds?|seconds?|secs?)(?:$|[^\w-])|\bper second\b|\bqps\b|(?:^|\s)\((?:in )?(?:ms|milliseconds|seconds?|secs?|s)\)`,
+		timeCount+`(?:ms|milliseconds?|seconds?|secs?)(?:$|[^\w-])|\bper second\b|\bqps\b|(?:^|\s)\((?:in )?(?:ms|milliseconds|seconds?|secs?|s)\)`,
 		"seconds ms milliseconds second"),
 	measure("timings",
 		[]string{"=hours", "=minutes", "=days", "gpu hours", "gpu-hours"},
@@ -204,7 +204,7 @@ var attributes = []attribute{
 		[]string{"in minutes", "in hours", "in days"},
 		// A paper reports a time as a number and its unit, in words or digits.
 		// The unit follows on the same line and ends the word: "26849 MS-MARCO" is no time.
-		`(?i)(?:\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|few|several))(?:[ \t]?-[ \t]?|[ \t]{0,2})(?:(?:gpu|tpu)[- ])?(?:hours?|hrs?|days?|weeks?|minutes?|mins?)(?:$|[^\w-])|(?:^|\s)\((?:in )?(?:hours?|hrs?|days?|minutes?|mins?)\)`,
+		timeCount+`(?:(?:gpu|tpu)[- ])?(?:hours?|hrs?|days?|weeks?|minutes?|mins?)(?:$|[^\w-])|(?:^|\s)\((?:in )?(?:hours?|hrs?|days?|minutes?|mins?)\)`,
 		"hours days weeks minutes"),
 	measure("costs in money",
 		[]string{"dollars", "dollar", "usd", "wage", "wages", "price"},
@@ -243,6 +243,10 @@ var attributes = []attribute{
 	attr("download counts", []string{"downloaded", "downloads"}, []string{"downloaded", "downloads"}),
 	attr("a license", []string{"license", "licence", "licensed"}, []string{"license", "licence", "licensed", "licensing"}),
 }
+
+// timeCount is the count before a time's unit, in digits or words, the unit following on
+// the same line: "12 hours", "two-day", "26849 MS-MARCO" is none (see the timings).
+const timeCount = `(?i)(?:\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|few|several))(?:[ \t]?-[ \t]?|[ \t]{0,2})`
 
 // vocabSize is a count large enough to be a vocabulary's: "30,000", "50257", "32K". A
 // formula's "(1 − p)" beside "x∈vocab" is none.

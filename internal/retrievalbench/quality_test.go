@@ -57,75 +57,21 @@ func TestQuality(t *testing.T) {
 	}
 }
 
-// The reporting sets of rag/eval/testdata (see its README), each with the floors CI holds
-// it to.
-var reportSets = []struct{ questions, floors string }{
-	{testdata("report.jsonl"), testdata("floors.json")},
-	{testdata("report2.jsonl"), testdata("floors2.json")},
-	{testdata("report3.jsonl"), testdata("floors3.json")},
-	{testdata("report4.jsonl"), testdata("floors4.json")},
-	{testdata("report5.jsonl"), testdata("floors5.json")},
-	{testdata("report6.jsonl"), testdata("floors6.json")},
-	{testdata("report7.jsonl"), testdata("floors7.json")},
-	{testdata("report8.jsonl"), testdata("floors8.json")},
-	{testdata("report9.jsonl"), testdata("floors9.json")},
-	{testdata("report10.jsonl"), testdata("floors10.json")},
-	{testdata("report11.jsonl"), testdata("floors11.json")},
-	{testdata("report12.jsonl"), testdata("floors12.json")},
-	{testdata("report13.jsonl"), testdata("floors13.json")},
-	{testdata("report14.jsonl"), testdata("floors14.json")},
-	{testdata("report15.jsonl"), testdata("floors15.json")},
-	{testdata("report16.jsonl"), testdata("floors16.json")},
-	{testdata("report17.jsonl"), testdata("floors17.json")},
-	{testdata("report18.jsonl"), testdata("floors18.json")},
-	{testdata("report19.jsonl"), testdata("floors19.json")},
-	{testdata("report20.jsonl"), testdata("floors20.json")},
-	{testdata("report21.jsonl"), testdata("floors21.json")},
-	{testdata("report22.jsonl"), testdata("floors22.json")},
-	{testdata("report23.jsonl"), testdata("floors23.json")},
-	{testdata("report24.jsonl"), testdata("floors24.json")},
-	{testdata("report25.jsonl"), testdata("floors25.json")},
-	{testdata("report26.jsonl"), testdata("floors26.json")},
-	{testdata("report27.jsonl"), testdata("floors27.json")},
-	{testdata("report28.jsonl"), testdata("floors28.json")},
-	{testdata("report29.jsonl"), testdata("floors29.json")},
-	{testdata("report30.jsonl"), testdata("floors30.json")},
-	{testdata("report31.jsonl"), testdata("floors31.json")},
-	{testdata("report32.jsonl"), testdata("floors32.json")},
-	{testdata("report33.jsonl"), testdata("floors33.json")},
-	{testdata("report34.jsonl"), testdata("floors34.json")},
-	{testdata("report35.jsonl"), testdata("floors35.json")},
-	{testdata("report36.jsonl"), testdata("floors36.json")},
-	{testdata("report37.jsonl"), testdata("floors37.json")},
-	{testdata("report38.jsonl"), testdata("floors38.json")},
-	{testdata("report39.jsonl"), testdata("floors39.json")},
-	{testdata("report40.jsonl"), testdata("floors40.json")},
-	{testdata("report41.jsonl"), testdata("floors41.json")},
-	{testdata("report42.jsonl"), testdata("floors42.json")},
-	{testdata("report43.jsonl"), testdata("floors43.json")},
-	{testdata("report44.jsonl"), testdata("floors44.json")},
-	{testdata("report45.jsonl"), testdata("floors45.json")},
-	{testdata("report46.jsonl"), testdata("floors46.json")},
-	{testdata("report47.jsonl"), testdata("floors47.json")},
-	{testdata("report48.jsonl"), testdata("floors48.json")},
-	{testdata("report49.jsonl"), testdata("floors49.json")},
-	{testdata("report50.jsonl"), testdata("floors50.json")},
-	{testdata("report51.jsonl"), testdata("floors51.json")},
-	{testdata("report52.jsonl"), testdata("floors52.json")},
-	{testdata("report53.jsonl"), testdata("floors53.json")},
-	{testdata("report54.jsonl"), testdata("floors54.json")},
-	{testdata("report55.jsonl"), testdata("floors55.json")},
-	{testdata("report56.jsonl"), testdata("floors56.json")},
-	{testdata("report57.jsonl"), testdata("floors57.json")},
-	{testdata("report58.jsonl"), testdata("floors58.json")},
-	{testdata("report59.jsonl"), testdata("floors59.json")},
-	{testdata("report60.jsonl"), testdata("floors60.json")},
-	{testdata("report61.jsonl"), testdata("floors61.json")},
-	{testdata("report62.jsonl"), testdata("floors62.json")},
-	{testdata("report63.jsonl"), testdata("floors63.json")},
-	{testdata("report64.jsonl"), testdata("floors64.json")},
-	{testdata("report65.jsonl"), testdata("floors65.json")},
-}
+// lastReportSet is the newest reporting set with floors: report<N>.jsonl and floors<N>.json.
+const lastReportSet = 65
+
+// reportSet is a reporting set of rag/eval/testdata (see its README) with the floors CI
+// holds it to.
+type reportSet struct{ questions, floors string }
+
+// reportSets are report.jsonl with floors.json, then report2.jsonl … with floors2.json ….
+var reportSets = func() []reportSet {
+	sets := []reportSet{{testdata("report.jsonl"), testdata("floors.json")}}
+	for n := 2; n <= lastReportSet; n++ {
+		sets = append(sets, reportSet{testdata(fmt.Sprintf("report%d.jsonl", n)), testdata(fmt.Sprintf("floors%d.json", n))})
+	}
+	return sets
+}()
 
 func testdata(name string) string { return filepath.Join("..", "..", "rag", "eval", "testdata", name) }
 

@@ -263,7 +263,7 @@ func TestTuneExtractive(t *testing.T) {
 // measured for its decision, so the sets with floors are the spent ones; every other
 // report*.jsonl is held out.
 func spent(name string) bool {
-	return slices.ContainsFunc(reportSets, func(s struct{ questions, floors string }) bool {
+	return slices.ContainsFunc(reportSets, func(s reportSet) bool {
 		return filepath.Base(s.questions) == name
 	})
 }

@@ -84,6 +84,11 @@ type keyItem struct {
 // searchText is what a BM25 search for the item looks for: it and its alternatives.
 func (it keyItem) searchText() string {
 	texts := []string{it.text}
+	// A search for "CommonsenseQA" also looks for "commonsense": the passages naming its
+	// short form ("CSQA") say what it is about.
+	if m := camelTail.FindStringSubmatch(it.text); m != nil {
+		texts = append(texts, strings.TrimSuffix(it.text, m[1]), m[1])
+	}
 	for _, a := range it.alts {
 		texts = append(texts, a.text)
 	}
@@ -760,6 +765,10 @@ func (ix *evidenceIndex) atItem(it keyItem) []int {
 				return pos
 			}
 		}
+		// "CommonsenseQA" is the "CSQA" of the chain-of-thought paper's tables.
+		if pos := ix.camelShort(it.text); len(pos) > 0 {
+			return pos
+		}
 		if it.acro {
 			k := strings.TrimSuffix(it.key, "s")
 			return append(append([]int(nil), ix.grams[k]...), ix.acros[k]...)
@@ -799,6 +808,49 @@ func (ix *evidenceIndex) rounded(lead string, zeros int) []int {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// camelTail is one word or several run together, each capitalised, ending in a run of
+// capitals: "CommonsenseQA", "StrategyQA".
+var camelTail = regexp.MustCompile(`^[A-Z][a-z]+(?:[A-Z][a-z]+)*([A-Z]{2,})$`)
+
+// camelShort returns where a short form of a camel-case name occurs: a word of three to
+// six letters that starts with the name's first letter, ends in its capitals and spells
+// the rest from letters of the words between in order ("CSQA" for "CommonsenseQA"), and
+// that is not the name's own end. The capitals at the end keep it to the names papers
+// shorten so, datasets ending in "QA".
+func (ix *evidenceIndex) camelShort(text string) []int {
+	m := camelTail.FindStringSubmatch(text)
+	if m == nil {
+		return nil
+	}
+	key := strings.ToLower(text)
+	tail := strings.ToLower(m[1])
+	mid := key[1 : len(key)-len(tail)]
+	var out []int
+	for g, pos := range ix.grams {
+		// A name grown at its front is another model: "LongLoRA" is not "LoRA".
+		if len(g) < len(tail)+2 || len(g) > 6 || g[0] != key[0] || !strings.HasSuffix(g, tail) || strings.HasSuffix(key, g) {
+			continue
+		}
+		if subsequence(g[1:len(g)-len(tail)], mid) {
+			out = append(out, pos...)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// subsequence reports whether the letters of s occur in t in order.
+func subsequence(s, t string) bool {
+	for i := 0; i < len(s); i++ {
+		j := strings.IndexByte(t, s[i])
+		if j < 0 {
+			return false
+		}
+		t = t[j+1:]
+	}
+	return true
 }
 
 // titleInitials returns the lower-cased initials of a name of two or more capitalised

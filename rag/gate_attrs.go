@@ -110,10 +110,18 @@ func (a attribute) isStated(ix *evidenceIndex, text, question string, value bool
 	if len(at) == 0 {
 		return false
 	}
+	// A figure the question itself gives is its premise, not the setting's value: "up to
+	// 4K examples per batch" does not say how many accumulation steps made the question's
+	// "4K-example batches".
+	premise := map[string]bool{}
+	qws, _ := segWords(question)
+	for _, w := range qws {
+		premise[w] = true
+	}
 	ws, _ := segWords(text)
 	for _, p := range at {
 		for i := max(p-valueBefore, 0); i < min(p+valueAfter+1, len(ws)); i++ {
-			if isFigure(ws, i) {
+			if isFigure(ws, i) && !premise[ws[i]] {
 				return true
 			}
 		}
@@ -284,6 +292,24 @@ func coversAll(ix *evidenceIndex, text string, items []keyItem) bool {
 	return true
 }
 
+// components are the parts of a system a setting is asked of separately: DPR trains its
+// encoders for 40 epochs and says less of its reader, InstructGPT its reward models and
+// its policies with different settings. A figure asked of one ("For how many epochs did
+// they train the DPR reader?") must stand in a passage that names it; on the spent sets the
+// encoders' epochs answered for the reader. The retriever is not among them: papers give
+// its settings as their encoders'.
+var components = [][]keyItem{
+	phraseItems([]string{"reader", "readers"}),
+	phraseItems([]string{"generator"}),
+	phraseItems([]string{"discriminator"}),
+	phraseItems([]string{"teacher"}),
+	phraseItems([]string{"student"}),
+	phraseItems([]string{"reward model", "reward models", "=rm", "=rms"}),
+	phraseItems([]string{"policy", "policies"}),
+	phraseItems([]string{"value function", "value-function"}),
+	phraseItems([]string{"critic"}),
+}
+
 // sizeCount is a model's size or a count: "175B", "7B", "1.5M".
 var sizeCount = regexp.MustCompile(`^\d+(?:\.\d+)?[kKmMbBtT]$`)
 
@@ -331,6 +357,21 @@ func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept
 	}
 	q := newEvidenceIndex(question)
 	value := valueQuestion.MatchString(question) && !notValueQuestion.MatchString(question)
+	var parts [][]keyItem
+	for _, c := range components {
+		if coversAny(q, c) {
+			parts = append(parts, c)
+		}
+	}
+	// qualified reports whether a passage giving the figure names what it is asked for.
+	qualified := func(ix *evidenceIndex, text string) bool {
+		for _, c := range parts {
+			if !coversAny(ix, c) {
+				return false
+			}
+		}
+		return coversAll(ix, text, quals)
+	}
 	// Built on the first setting asked: the kept texts without their references, and
 	// their indexes.
 	var keptText []string
@@ -348,7 +389,7 @@ func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept
 		}
 		stated := false
 		for i := range kept {
-			stated = stated || a.isStated(keptIx[i], keptText[i], question, value) && (!value || !a.valued || coversAll(keptIx[i], keptText[i], quals))
+			stated = stated || a.isStated(keptIx[i], keptText[i], question, value) && (!value || !a.valued || qualified(keptIx[i], keptText[i]))
 		}
 		if stated {
 			continue
@@ -358,7 +399,7 @@ func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept
 		// word like "learning" fills the first hits with other passages, hence the depth.
 		n := p.docPassages(ctx, a.query, attributeHits, func(text string) bool {
 			ix := newEvidenceIndex(text)
-			return a.isStated(ix, text, question, value) && (!value || !a.valued || coversAll(ix, text, quals))
+			return a.isStated(ix, text, question, value) && (!value || !a.valued || qualified(ix, text))
 		}, kept, enc)
 		if n != nil && len(n) == 0 {
 			missing = append(missing, keyItem{text: a.name, key: squeeze(a.name)})

@@ -221,7 +221,9 @@ func TestGateSettingFigure(t *testing.T) {
 		Text: "We fine-tune SBERT with the Adam optimizer and a linear learning rate warm-up over 10% of the training data."}
 	sbertNoFigure := Chunk{ID: "sbert2", DocID: "sbert2", Title: "Sentence-BERT",
 		Text: "We fine-tune SBERT with the Adam optimizer and a linear learning rate warm-up, as in BERT (Devlin et al., 2019)."}
-	corpus := []Chunk{distil, gpt, wsj, sbert, sbertNoFigure}
+	accum := Chunk{ID: "accum", DocID: "distilbert2", Title: "DistilBERT, a distilled version of BERT",
+		Text: "DistilBERT is distilled on very large batches leveraging gradient accumulation (up to 4K examples per batch) using dynamic masking."}
+	corpus := []Chunk{distil, gpt, wsj, sbert, sbertNoFigure, accum}
 	runGateCases(t, gatePipeline(t, corpus), corpus, []gateCase{
 		{"a temperature without a figure", "What softmax temperature T did DistilBERT use in the distillation loss?", []Chunk{distil}, []string{"temperature"}, "temperature"},
 		{"the figure is beside the plural", "What dropout rate did the original GPT use during pre-training?", []Chunk{gpt}, nil, ""},
@@ -232,6 +234,9 @@ func TestGateSettingFigure(t *testing.T) {
 		{"no warm-up figure", "How many warm-up steps did SBERT use?", []Chunk{sbertNoFigure}, []string{"warmup"}, "warmup"},
 		// "What warm-up" asks what kind: "a linear warm-up" answers it.
 		{"the kind of warm-up", "What warm-up did SBERT use?", []Chunk{sbertNoFigure}, nil, ""},
+		// The question's own figure is its premise: "4K" is the batch, not the steps.
+		{"the question's own figure", "How many gradient accumulation steps did DistilBERT use to reach its 4K-example batches?", []Chunk{accum}, []string{"gradient accumulation"}, "gradient accumulation"},
+		{"a figure beside the setting", "How many gradient accumulation steps did DistilBERT use?", []Chunk{accum}, nil, ""},
 	})
 }
 
@@ -250,7 +255,9 @@ func TestGateSettingQualifier(t *testing.T) {
 	loraIntro := chunk("lorai", "lora", loraTitle, "We scale LoRA up to GPT-3 175B.")
 	lora2 := chunk("lora2", "lora2", loraTitle, "For RoBERTa we train with a batch size of 16 and a learning rate of 4e-4.")
 	lora2Intro := chunk("lora2i", "lora2", loraTitle, "We scale LoRA up to GPT-3 175B.")
-	corpus := []Chunk{mt, wsj, wsjStated, nli, nliIntro, lora, loraIntro, lora2, lora2Intro}
+	dpr := chunk("dpr", "dpr", "Dense Passage Retrieval for Open-Domain Question Answering", "We trained the question and passage encoders for up to 40 epochs with a batch size of 128.")
+	dprReader := chunk("dprr", "dprr", "Dense Passage Retrieval for Open-Domain Question Answering", "For the reader we use a batch size of 16.")
+	corpus := []Chunk{mt, wsj, wsjStated, nli, nliIntro, lora, loraIntro, lora2, lora2Intro, dpr, dprReader}
 	runGateCases(t, gatePipeline(t, corpus), corpus, []gateCase{
 		{"the figure is for other models", "What dropout rate did the Transformer use for WSJ parsing?", []Chunk{mt, wsj}, []string{"dropout"}, "dropout"},
 		{"the figure is for the parser", "What dropout rate did the Transformer use for WSJ parsing?", []Chunk{wsjStated}, nil, ""},
@@ -259,5 +266,9 @@ func TestGateSettingQualifier(t *testing.T) {
 		{"an acronym inside a word", "What batch size did SBERT use when fine-tuning on NLI?", []Chunk{nliIntro, nli}, nil, ""},
 		{"a size is no qualifier", "What batch size did LoRA use on GPT-3 175B?", []Chunk{loraIntro, lora}, nil, ""},
 		{"the figure is for another model", "What batch size did LoRA use on GPT-3 175B?", []Chunk{lora2Intro, lora2}, []string{"batch size"}, "batch size"},
+		// A part of a system is asked of separately: the encoders' figures are not the reader's.
+		{"the figure is for the encoders", "For how many epochs did they train the DPR reader?", []Chunk{dpr, dprReader}, []string{"epochs"}, "epochs"},
+		{"the figure is for the reader", "What batch size did they use to train the DPR reader?", []Chunk{dpr, dprReader}, nil, ""},
+		{"the encoders asked", "For how many epochs did they train the DPR encoders?", []Chunk{dpr, dprReader}, nil, ""},
 	})
 }

@@ -325,6 +325,18 @@ func TestEvidenceIndexSpellings(t *testing.T) {
 	checkCovers(t, ix, []coverCase{
 		{"4x", true}, {"2x", false}, {"3x", false}, {"BiLSTM", true}, {"ELMo", true}, {"CO2", false},
 	})
+	// A dataset ending in "QA" is shortened in tables to its initials and capitals: the
+	// chain-of-thought paper's "CSQA" is "CommonsenseQA"; a short form spelling other
+	// letters, or with other capitals, is not, nor the bare "CQA": every name of a C and a
+	// QA would be it.
+	ix = newEvidenceIndex("Table 4: CSQA (commonsense) and StrategyQA accuracy; the SIQA and CQA columns follow.")
+	checkCovers(t, ix, []coverCase{
+		{"CommonsenseQA", true}, {"StrategyQA", true}, {"ClinicalQA", false}, {"ComplexWebQA", false}, {"CommonsenseNLI", false},
+	})
+	checkCovers(t, newEvidenceIndex("LoRA adapts the attention weights."), []coverCase{{"LongLoRA", false}, {"LoRA", true}})
+	if got := (keyItem{text: "CommonsenseQA"}).searchText(); got != "CommonsenseQA Commonsense QA" {
+		t.Errorf("search text %q: a short form's passages are found by the name's words", got)
+	}
 	if hard := hardItems("Which datasets trained the NQ-only DPR model?"); !slices.Equal(hard, []string{"NQ", "DPR"}) {
 		t.Errorf("hard items %q, want NQ and DPR: -only makes a name an adjective and ends it", hard)
 	}

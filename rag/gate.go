@@ -1170,6 +1170,17 @@ func (p *Pipeline) hardCoverage(ctx context.Context, hard []keyItem, owners []st
 	if len(hard) >= tableItems && bestN >= 2 && p.docUsesAll(ctx, kept[bestAt], hard, best, enc) {
 		return nil, nil, holders
 	}
+	// A two-name question on a results table ("What BLEU does GNMT+RL get?") names a
+	// column and a row: the table gives "BLEU" in its header and the row's figures beside
+	// "GNMT + RL [38] 24.6 39.92", further apart than the window. A passage holding both,
+	// one as a row of a table the other heads, is on the question.
+	if len(hard) == 2 && bestN < 2 {
+		for i, c := range kept {
+			if chunkIx[i].covers(hard[0]) && chunkIx[i].covers(hard[1]) && (tableRow(c.Text, hard[0], hard[1]) || tableRow(c.Text, hard[1], hard[0])) {
+				return nil, nil, holders
+			}
+		}
+	}
 	// The best passage's paper is named by an item of the question: the question may
 	// compare it with the papers owning the others.
 	comparing := false
@@ -1203,6 +1214,46 @@ func (p *Pipeline) hardCoverage(ctx context.Context, hard []keyItem, owners []st
 	}
 	return nil, apart, holders
 }
+
+// tableRow reports whether the text holds row as a row of a table whose header or
+// caption names col: two figures follow the row's name within rowSpan words ("ConvS2S [9]
+// 25.16 40.46"), and the words between it and col are a table's, at least tableShare of
+// them figures, within tableSpan words. QLoRA names MMLU in prose and GPT-4 in a table
+// of Elo ratings, which is no table of GPT-4's MMLU.
+func tableRow(text string, row, col keyItem) bool {
+	ws, _ := segWords(withoutReferences(text))
+	ix := newEvidenceIndex(strings.Join(ws, " "))
+	figures := make([]int, len(ws)+1) // figures[i]: figures among ws[:i]
+	for i := range ws {
+		figures[i+1] = figures[i]
+		if isFigure(ws, i) {
+			figures[i+1]++
+		}
+	}
+	for _, p := range ix.at(row) {
+		if figures[min(p+1+rowSpan, len(ws))]-figures[p+1] < 2 {
+			continue
+		}
+		for _, q := range ix.at(col) {
+			lo, hi := min(p, q), max(p, q)
+			if hi-lo <= tableSpan && float64(figures[hi+1]-figures[lo]) >= tableShare*float64(hi-lo+1) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+const (
+	// rowSpan is how far after a row's name its figures are looked for: the name may run
+	// to several words and a citation ("GNMT + RL [38] 24.6 39.92").
+	rowSpan = 6
+	// tableSpan and tableShare bound a table between its header and a row: in the
+	// Transformer's Table 2 a fifth of the words between "BLEU" and "GNMT + RL" are
+	// figures, in prose hardly any.
+	tableSpan  = 150
+	tableShare = 0.2
+)
 
 // docUsesAll reports whether the document of the passage c contains every hard item
 // that held is false for, bare numbers aside, found by a BM25 search within it. Without

@@ -421,6 +421,26 @@ func TestGateTable(t *testing.T) {
 		{"third name nowhere in the paper", "What RACE score does the LTR model get with a BiLSTM on top?", []Chunk{table, other}, []string{"RACE"}, "do not mention RACE"},
 		{"two names are not a table", "What does the BiLSTM reach on RACE?", []Chunk{table, other}, []string{"RACE"}, "do not mention RACE"},
 	})
+	// A column's metric and a row's model, two names far apart in one table, are on the
+	// question; the same two names far apart in prose are not.
+	bleu := Chunk{ID: "bleu", DocID: "transformer", Title: "Attention Is All You Need",
+		Text: "Table 2: The Transformer achieves better BLEU scores than previous state-of-the-art models. Model BLEU Training Cost (FLOPs) " +
+			"EN-DE EN-FR EN-DE EN-FR ByteNet [18] 23.75 Deep-Att + PosUnk [39] 39.2 1.0 · 1020 GNMT + RL [38] 24.6 39.92 2.3 · 1019 1.4 · 1020 " +
+			"ConvS2S [9] 25.16 40.46 9.6 · 1018 1.5 · 1020 MoE [32] 26.03 40.56 2.0 · 1019 1.2 · 1020"}
+	prose := Chunk{ID: "prose", DocID: "prose", Title: "Attention Is All You Need",
+		Text: "We report BLEU on the test set. " + strings.Repeat("The big model was trained for 3.5 days on eight GPUs. ", 3) +
+			"Unlike ConvS2S, the number of operations to relate two positions is constant."}
+	// QLoRA's pattern: the metric in prose, the model as a row of another table.
+	elo := Chunk{ID: "elo", DocID: "qlora", Title: "QLoRA: Efficient Finetuning of Quantized LLMs",
+		Text: "Strong MMLU performance does not imply strong chatbot performance, as measured by the Vicuna benchmark, and the " +
+			"suitability of a finetuning dataset matters more than its size for a given task. Table 1: Elo ratings. Model Size Elo GPT-4 - 1348 1 Guanaco 65B 41 GB 1022 1"}
+	corpus = []Chunk{bleu, prose, elo}
+	runGateCases(t, gatePipeline(t, corpus), corpus, []gateCase{
+		{"a row and a column", "What BLEU does GNMT+RL get in the table?", []Chunk{bleu}, nil, ""},
+		{"a row and a column, spaced", "What BLEU does ConvS2S score in the table?", []Chunk{bleu}, nil, ""},
+		{"two names apart in prose", "What BLEU does ConvS2S score in the table?", []Chunk{prose}, []string{"ConvS2S"}, "ConvS2S"},
+		{"a row of another table", "What accuracy does GPT-4 reach on MMLU?", []Chunk{elo}, []string{"MMLU"}, "MMLU"},
+	})
 	// Without BM25 the paper cannot be searched: the window decides, as before.
 	plain, err := New(Config{Searcher: gateSearcher{corpus}})
 	if err != nil {

@@ -107,16 +107,17 @@ func (p *Pipeline) ask(ctx context.Context, q Question, fn func(delta string) er
 	// An elliptical follow-up ("And what batch size did they use?") is answered from the
 	// thread's papers when they hold evidence; any other question in a thread when its
 	// best passage is theirs. The gate then checks the evidence chosen.
+	inThread := len(steered) > 0 && isFollowUp(q.Text)
 	if isFollowUp(q.Text) {
 		r.Hits = sameDocs(p.steeredEvidence(ctx, r, steered, q.Text), steered, true)
 	} else {
 		r.Hits = sameDocs(r.Hits, steered, false)
 	}
 	r.Hits = p.withNamedPapers(ctx, named, query, r.Hits)
-	g := p.gate(ctx, q.Text, hitChunks(r.Hits), hitChunks(r.Candidates))
+	g := p.gateIn(ctx, q.Text, hitChunks(r.Hits), hitChunks(r.Candidates), inThread)
 	if g.refused() {
 		if hits, ok := p.withMissingFound(ctx, q.Text, query, r.Hits, g.missing); ok {
-			if g2 := p.gate(ctx, q.Text, hitChunks(hits), hitChunks(r.Candidates)); !g2.refused() {
+			if g2 := p.gateIn(ctx, q.Text, hitChunks(hits), hitChunks(r.Candidates), inThread); !g2.refused() {
 				r.Hits, g = hits, g2
 			}
 		}

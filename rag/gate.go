@@ -76,6 +76,23 @@ type keyItem struct {
 	acro   bool    // an acronym, which may also be spelled out
 	name   bool    // a capitalised word or phrase inside the question: hard when rare
 	weight float64 // soft items: the corpus IDF
+	// alts are names the user wrote beside it after a slash ("Lucene/Pyserini",
+	// "CNN/Daily Mail"): either is what is meant, so the evidence may hold any of them.
+	alts []keyItem
+}
+
+// searchText is what a BM25 search for the item looks for: it and its alternatives.
+func (it keyItem) searchText() string {
+	texts := []string{it.text}
+	// A search for "CommonsenseQA" also looks for "commonsense": the passages naming its
+	// short form ("CSQA") say what it is about.
+	if m := camelTail.FindStringSubmatch(it.text); m != nil {
+		texts = append(texts, strings.TrimSuffix(it.text, m[1]), m[1])
+	}
+	for _, a := range it.alts {
+		texts = append(texts, a.text)
+	}
+	return strings.Join(texts, " ")
 }
 
 // gateResult is the gate's verdict.
@@ -100,8 +117,10 @@ func questionItems(question string) []keyItem {
 	// A question written in capitals does not mark its names by case.
 	shouting := upperShare(question) > 0.5
 	var items []keyItem
+	lastEnd := -2 // the token the last item ends at
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
+		alt := t.alt && lastEnd == i-1 && len(items) > 0
 		// "Dettmers et al.": an author, whose name the paper prints once, on its first
 		// page, is who wrote it and not what the question asks about.
 		if i+2 < len(toks) && toks[i+1].text == "et" && toks[i+2].text == "al" {
@@ -135,6 +154,11 @@ func questionItems(question string) []keyItem {
 			continue
 		}
 		kind := classify(t.text, shouting)
+		// "about 70 EM", "roughly 5 million": the user's round figure, as "~70" is, and not
+		// one the paper must print ("69.5").
+		if kind == kindHard && isNumber(t.text) && i > 0 && roundingWords[strings.ToLower(toks[i-1].text)] {
+			kind = kindSoft
+		}
 		if kind == kindNone {
 			continue
 		}
@@ -165,8 +189,9 @@ func questionItems(question string) []keyItem {
 			text += " " + toks[i+1].text
 			i++
 		}
-		// "LLaMA 2", "GPT 4": a name followed by a bare version number is one name.
-		if (kind == kindHard || name) && i+1 < len(toks) && isNumber(toks[i+1].text) && !toks[i+1].first && !toks[i].brk {
+		// "LLaMA 2", "GPT 4", "SQuAD v1.1": a name followed by a bare version number is one
+		// name.
+		if next := i + 1; (kind == kindHard || name) && next < len(toks) && (isNumber(toks[next].text) || versionWord.MatchString(toks[next].text)) && !toks[next].first && !toks[i].brk {
 			text += " " + toks[i+1].text
 			kind, name = kindHard, false
 			i++
@@ -186,6 +211,13 @@ func questionItems(question string) []keyItem {
 				it.stem = ts[0]
 			}
 		}
+		lastEnd = i
+		// "CNN/Daily Mail" is one dataset's two names, not a choice: a phrase after the
+		// slash is an item of its own.
+		if alt && !strings.Contains(text, " ") {
+			items[len(items)-1].alts = append(items[len(items)-1].alts, it)
+			continue
+		}
 		items = append(items, it)
 	}
 	return dedupeItems(items)
@@ -193,11 +225,14 @@ func questionItems(question string) []keyItem {
 
 var digitComma = regexp.MustCompile(`(\d),(\d)`)
 
+// versionWord is a version written with a "v": "v1.1", "V2".
+var versionWord = regexp.MustCompile(`^[vV]\d+(?:\.\d+)*$`)
+
 // modifiers are hyphenated endings that make a name an adjective: the "STS" of
 // "STS-style data", the "BERT" of "BERT-based models", the "NQ" of "the NQ-only model",
-// the "NLI" of "the NLI-trained model".
+// the "NLI" of "the NLI-trained model", the "GPT" of "GPT-generated data".
 var modifiers = []string{"-style", "-like", "-based", "-sized", "-type", "-specific", "-only",
-	"-trained", "-pretrained", "-tuned", "-finetuned"}
+	"-trained", "-pretrained", "-tuned", "-finetuned", "-generated"}
 
 // countUnit is a count made an adjective ("3-layer", "12-head", "4.7M-parameter",
 // "2x-bigger", "8-GPU": the count, maybe with its order of magnitude or as a factor, is
@@ -233,6 +268,7 @@ type qtoken struct {
 	text  string
 	first bool
 	brk   bool
+	alt   bool // a slash comes before it: "Pyserini" of "Lucene/Pyserini"
 }
 
 // tokenize splits a question into words, keeping hyphens, dots and percent signs inside a
@@ -243,27 +279,42 @@ func tokenize(s string) []qtoken {
 	// A comma ends a word unless digits follow it: "1,000,000" is one number.
 	s = digitComma.ReplaceAllString(s, "$1\x00$2")
 	s = strings.ReplaceAll(s, ",", ", ")
-	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || r == '/' }) {
-		f = strings.ReplaceAll(f, "\x00", ",")
-		end := strings.ContainsAny(f[len(f)-1:], ".?!:;")
-		brk := strings.HasSuffix(f, ",")
-		w := strings.Trim(f, trimToken)
-		possessive := false
-		for _, suf := range []string{"'s", "’s"} {
-			if strings.HasSuffix(w, suf) {
-				w, possessive = strings.TrimSuffix(w, suf), true
+	// A slash between two words offers alternatives: each is a word of its own, and the
+	// first ends a name ("Lucene/Pyserini" is Lucene or Pyserini, not one name).
+	s = strings.ReplaceAll(s, "/", ",\x01")
+	for _, f := range strings.Fields(s) {
+		alt := false
+		for _, g := range strings.Split(f, "\x01") {
+			if g != "" {
+				out = appendToken(out, g, alt, &first)
 			}
+			alt = true
 		}
-		w = strings.Trim(w, trimToken+"-–")
-		// "Children's Book Test" is one name: only a hard name's possessive ends one.
-		brk = brk || (possessive && classify(w, false) == kindHard)
-		if w != "" {
-			out = append(out, qtoken{text: w, first: first, brk: brk})
-			first = false
+	}
+	return out
+}
+
+// appendToken adds the word f to a question's tokens (see tokenize).
+func appendToken(out []qtoken, f string, alt bool, first *bool) []qtoken {
+	f = strings.ReplaceAll(f, "\x00", ",")
+	end := strings.ContainsAny(f[len(f)-1:], ".?!:;")
+	brk := strings.HasSuffix(f, ",")
+	w := strings.Trim(f, trimToken)
+	possessive := false
+	for _, suf := range []string{"'s", "’s"} {
+		if strings.HasSuffix(w, suf) {
+			w, possessive = strings.TrimSuffix(w, suf), true
 		}
-		if end {
-			first = true
-		}
+	}
+	w = strings.Trim(w, trimToken+"-–")
+	// "Children's Book Test" is one name: only a hard name's possessive ends one.
+	brk = brk || (possessive && classify(w, false) == kindHard)
+	if w != "" {
+		out = append(out, qtoken{text: w, first: *first, brk: brk, alt: alt})
+		*first = false
+	}
+	if end {
+		*first = true
 	}
 	return out
 }
@@ -329,7 +380,7 @@ func splitJoined(toks []qtoken) []qtoken {
 			continue
 		}
 		for i, p := range parts {
-			out = append(out, qtoken{text: p, first: t.first && i == 0, brk: i < len(parts)-1 || t.brk})
+			out = append(out, qtoken{text: p, first: t.first && i == 0, brk: i < len(parts)-1 || t.brk, alt: t.alt && i == 0})
 		}
 	}
 	return out
@@ -358,6 +409,10 @@ func classify(w string, shouting bool) itemKind {
 	if letters+digits == 0 {
 		return kindNone
 	}
+	// "~1000-dim" is the user's round figure, not one a paper must print.
+	if strings.HasPrefix(w, "~") || strings.HasPrefix(w, "≈") {
+		return kindSoft
+	}
 	if digits > 0 {
 		return kindHard
 	}
@@ -373,6 +428,9 @@ func classify(w string, shouting bool) itemKind {
 	}
 	return kindSoft
 }
+
+// roundingWords are the words that make the number after them a round figure.
+var roundingWords = map[string]bool{"about": true, "around": true, "roughly": true, "approximately": true, "approx": true, "nearly": true, "almost": true, "circa": true}
 
 // contraction is grammar ("couldn't", "they're", "we've"): a word the corpus never
 // spells, which the gate would otherwise take for a rare word the papers lack.
@@ -544,6 +602,10 @@ func (ix *evidenceIndex) add(text string) {
 			ix.grams[w] = append(ix.grams[w], base+i)
 			ws[i] = d
 		}
+		// "76GB" states the "GB" of a question ("how many GB"), "12ms" its "ms".
+		if m := figureUnit.FindStringSubmatch(w); m != nil {
+			ix.grams[m[1]] = append(ix.grams[m[1]], base+i)
+		}
 		// "SQuAD v1.1" states the "SQuAD 1.1" of a question; a "V100" GPU is no version.
 		if len(w) > 1 && len(w) <= 3 && w[0] == 'v' && isNumber(w[1:]) {
 			ix.grams[w] = append(ix.grams[w], base+i)
@@ -631,6 +693,9 @@ func segWords(text string) (ws []string, brk []bool) {
 	return ws, brk
 }
 
+// figureUnit is a figure written with its unit: "76gb", "12ms", "8gpus".
+var figureUnit = regexp.MustCompile(`^\d+(?:\.\d+)?([a-z]{2,4})$`)
+
 // greekNames spells out the Greek letters papers use for hyperparameters, so that the
 // "beta1" and "beta2" of a question are found in "β1 = 0.9, β2 = 0.95".
 var greekNames = map[rune]string{
@@ -646,8 +711,19 @@ func stemOf(w string) string {
 	return w
 }
 
-// at returns the positions where the item occurs.
+// at returns the positions where the item, or else one of its alternatives, occurs.
 func (ix *evidenceIndex) at(it keyItem) []int {
+	pos := ix.atItem(it)
+	for _, a := range it.alts {
+		if len(pos) > 0 {
+			break
+		}
+		pos = ix.atItem(a)
+	}
+	return pos
+}
+
+func (ix *evidenceIndex) atItem(it keyItem) []int {
 	if pos := ix.grams[it.key]; len(pos) > 0 {
 		return pos
 	}
@@ -669,6 +745,29 @@ func (ix *evidenceIndex) at(it keyItem) []int {
 			if pos := ix.grams[k]; len(pos) > 0 {
 				return pos
 			}
+		}
+		if ws := strings.Fields(it.text); len(ws) == 2 && it.text != strings.ToLower(it.text) {
+			// A model and its size come in either order: the user's "XXL DSI" is the
+			// table's "DSI XXL".
+			if pos := ix.grams[squeeze(ws[1])+squeeze(ws[0])]; len(pos) > 0 {
+				return pos
+			}
+		}
+		// The user's "79k" rounds the table's "79,168".
+		if m := roundFigure.FindStringSubmatch(it.text); m != nil {
+			if pos := ix.rounded(m[1], map[string]int{"k": 3, "m": 6}[strings.ToLower(m[2])]); len(pos) > 0 {
+				return pos
+			}
+		}
+		// "Natural Questions" is the "NQ" of a results table's header.
+		if k := titleInitials(it.text); k != "" {
+			if pos := ix.grams[k]; len(pos) > 0 {
+				return pos
+			}
+		}
+		// "CommonsenseQA" is the "CSQA" of the chain-of-thought paper's tables.
+		if pos := ix.camelShort(it.text); len(pos) > 0 {
+			return pos
 		}
 		if it.acro {
 			k := strings.TrimSuffix(it.key, "s")
@@ -693,6 +792,85 @@ func (ix *evidenceIndex) at(it keyItem) []int {
 		return nil
 	}
 	return ix.stems[ts[0]]
+}
+
+// roundFigure is a figure rounded to thousands or millions: "79k", "2M".
+var roundFigure = regexp.MustCompile(`^(\d+)([kKmM])$`)
+
+// rounded returns where a whole number that lead rounds to, with zeros digits dropped,
+// occurs: lead "79" and 3 zeros for "79,168".
+func (ix *evidenceIndex) rounded(lead string, zeros int) []int {
+	var out []int
+	for g, pos := range ix.grams {
+		if len(g) == len(lead)+zeros && strings.HasPrefix(g, lead) && strings.Trim(g, "0123456789") == "" {
+			out = append(out, pos...)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// camelTail is one word or several run together, each capitalised, ending in a run of
+// capitals: "CommonsenseQA", "StrategyQA".
+var camelTail = regexp.MustCompile(`^[A-Z][a-z]+(?:[A-Z][a-z]+)*([A-Z]{2,})$`)
+
+// camelShort returns where a short form of a camel-case name occurs: a word of three to
+// six letters that starts with the name's first letter, ends in its capitals and spells
+// the rest from letters of the words between in order ("CSQA" for "CommonsenseQA"), and
+// that is not the name's own end. The capitals at the end keep it to the names papers
+// shorten so, datasets ending in "QA".
+func (ix *evidenceIndex) camelShort(text string) []int {
+	m := camelTail.FindStringSubmatch(text)
+	if m == nil {
+		return nil
+	}
+	key := strings.ToLower(text)
+	tail := strings.ToLower(m[1])
+	mid := key[1 : len(key)-len(tail)]
+	var out []int
+	for g, pos := range ix.grams {
+		// A name grown at its front is another model: "LongLoRA" is not "LoRA".
+		if len(g) < len(tail)+2 || len(g) > 6 || g[0] != key[0] || !strings.HasSuffix(g, tail) || strings.HasSuffix(key, g) {
+			continue
+		}
+		if subsequence(g[1:len(g)-len(tail)], mid) {
+			out = append(out, pos...)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// subsequence reports whether the letters of s occur in t in order.
+func subsequence(s, t string) bool {
+	for i := 0; i < len(s); i++ {
+		j := strings.IndexByte(t, s[i])
+		if j < 0 {
+			return false
+		}
+		t = t[j+1:]
+	}
+	return true
+}
+
+// titleInitials returns the lower-cased initials of a name of two or more capitalised
+// words ("Natural Questions" → "nq", "Tree of Thoughts" → "tot"), or "".
+func titleInitials(text string) string {
+	ws := strings.Fields(text)
+	if len(ws) < 2 {
+		return ""
+	}
+	var b strings.Builder
+	for _, w := range ws {
+		r, _ := utf8.DecodeRuneInString(w)
+		switch {
+		case isTitle(w) && !isAcronym(w):
+			b.WriteRune(unicode.ToLower(r))
+		case !unicode.IsLower(r):
+			return ""
+		}
+	}
+	return b.String()
 }
 
 var (
@@ -778,6 +956,14 @@ func sparseSum(v SparseVector) float64 {
 // title of their own paper still count: a question comparing two papers is answered from
 // both.
 func (p *Pipeline) gate(ctx context.Context, question string, kept, candidates []Chunk) gateResult {
+	return p.gateIn(ctx, question, kept, candidates, false)
+}
+
+// gateIn is gate for a question that may be an elliptical follow-up kept in its thread
+// (inThread): its subject is the thread's, so a word of its own that the corpus never uses
+// ("once they bolt on the calculator") is the asker's, as it is beside a name the
+// evidence holds.
+func (p *Pipeline) gateIn(ctx context.Context, question string, kept, candidates []Chunk, inThread bool) gateResult {
 	authors, authorNames := p.authorPapers(ctx, question)
 	items := withoutNames(questionItems(question), authorNames)
 	res := gateResult{coverage: 1}
@@ -846,8 +1032,10 @@ func (p *Pipeline) gate(ctx context.Context, question string, kept, candidates [
 		}
 	}
 
+	var owners []string
 	if len(hard) > 0 {
-		missing, apart, holders := p.hardCoverage(ctx, hard, p.owners(ctx, hard, enc), kept, chunkIx, enc)
+		owners = p.owners(ctx, hard, enc)
+		missing, apart, holders := p.hardCoverage(ctx, hard, owners, kept, chunkIx, enc)
 		res.holders = holders
 		switch {
 		case len(missing) > 0:
@@ -868,7 +1056,7 @@ func (p *Pipeline) gate(ctx context.Context, question string, kept, candidates [
 	}
 	named := slices.ContainsFunc(res.holders, func(h int) bool { return h > 0 })
 	subject := withAuthorPapers(subjectPapers(kept, res.holders), kept, authors, named)
-	if miss := p.unstatedAttributes(ctx, question, subject, enc); len(miss) > 0 {
+	if miss := p.unstatedAttributes(ctx, question, subject, qualifiers(hard, owners, subject), enc); len(miss) > 0 {
 		res.missing = itemTexts(miss)
 		res.explain = explainMissing(miss, nil)
 		return res
@@ -890,7 +1078,7 @@ func (p *Pipeline) gate(ctx context.Context, question string, kept, candidates [
 	// A question naming what the papers hold ("Does DrQA lean on the links between
 	// Wikipedia pages?") is on them: a word they never use is the asker's ("lean", "dig
 	// up"), not a subject they lack. Off-topic questions name nothing the papers hold.
-	if !rareMissing || slices.ContainsFunc(hard, func(it keyItem) bool { return !isNumber(it.text) }) {
+	if !rareMissing || inThread || slices.ContainsFunc(hard, func(it keyItem) bool { return !isNumber(it.text) }) {
 		return res
 	}
 	for _, it := range miss {
@@ -982,6 +1170,17 @@ func (p *Pipeline) hardCoverage(ctx context.Context, hard []keyItem, owners []st
 	if len(hard) >= tableItems && bestN >= 2 && p.docUsesAll(ctx, kept[bestAt], hard, best, enc) {
 		return nil, nil, holders
 	}
+	// A two-name question on a results table ("What BLEU does GNMT+RL get?") names a
+	// column and a row: the table gives "BLEU" in its header and the row's figures beside
+	// "GNMT + RL [38] 24.6 39.92", further apart than the window. A passage holding both,
+	// one as a row of a table the other heads, is on the question.
+	if len(hard) == 2 && bestN < 2 {
+		for i, c := range kept {
+			if chunkIx[i].covers(hard[0]) && chunkIx[i].covers(hard[1]) && (tableRow(c.Text, hard[0], hard[1]) || tableRow(c.Text, hard[1], hard[0])) {
+				return nil, nil, holders
+			}
+		}
+	}
 	// The best passage's paper is named by an item of the question: the question may
 	// compare it with the papers owning the others.
 	comparing := false
@@ -1016,6 +1215,46 @@ func (p *Pipeline) hardCoverage(ctx context.Context, hard []keyItem, owners []st
 	return nil, apart, holders
 }
 
+// tableRow reports whether the text holds row as a row of a table whose header or
+// caption names col: two figures follow the row's name within rowSpan words ("ConvS2S [9]
+// 25.16 40.46"), and the words between it and col are a table's, at least tableShare of
+// them figures, within tableSpan words. QLoRA names MMLU in prose and GPT-4 in a table
+// of Elo ratings, which is no table of GPT-4's MMLU.
+func tableRow(text string, row, col keyItem) bool {
+	ws, _ := segWords(withoutReferences(text))
+	ix := newEvidenceIndex(strings.Join(ws, " "))
+	figures := make([]int, len(ws)+1) // figures[i]: figures among ws[:i]
+	for i := range ws {
+		figures[i+1] = figures[i]
+		if isFigure(ws, i) {
+			figures[i+1]++
+		}
+	}
+	for _, p := range ix.at(row) {
+		if figures[min(p+1+rowSpan, len(ws))]-figures[p+1] < 2 {
+			continue
+		}
+		for _, q := range ix.at(col) {
+			lo, hi := min(p, q), max(p, q)
+			if hi-lo <= tableSpan && float64(figures[hi+1]-figures[lo]) >= tableShare*float64(hi-lo+1) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+const (
+	// rowSpan is how far after a row's name its figures are looked for: the name may run
+	// to several words and a citation ("GNMT + RL [38] 24.6 39.92").
+	rowSpan = 6
+	// tableSpan and tableShare bound a table between its header and a row: in the
+	// Transformer's Table 2 a fifth of the words between "BLEU" and "GNMT + RL" are
+	// figures, in prose hardly any.
+	tableSpan  = 150
+	tableShare = 0.2
+)
+
 // docUsesAll reports whether the document of the passage c contains every hard item
 // that held is false for, bare numbers aside, found by a BM25 search within it. Without
 // BM25 it cannot tell and reports false.
@@ -1025,7 +1264,7 @@ func (p *Pipeline) docUsesAll(ctx context.Context, c Chunk, hard []keyItem, held
 			continue
 		}
 		covers := func(text string) bool { return newEvidenceIndex(withoutReferences(text)).covers(it) }
-		if p.docPassages(ctx, it.text, rescueHits, covers, []Chunk{c}, enc)[c.DocID] == 0 {
+		if p.docPassages(ctx, it.searchText(), rescueHits, covers, []Chunk{c}, enc)[c.DocID] == 0 {
 			return false
 		}
 	}
@@ -1084,7 +1323,7 @@ func itemTexts(items []keyItem) []string {
 func (p *Pipeline) docsUsing(ctx context.Context, it keyItem, kept []Chunk, enc SparseEncoder) map[string]bool {
 	out := map[string]bool{}
 	covers := func(text string) bool { return newEvidenceIndex(text).covers(it) }
-	for id, k := range p.docPassages(ctx, it.text, rescueHits, covers, kept, enc) {
+	for id, k := range p.docPassages(ctx, it.searchText(), rescueHits, covers, kept, enc) {
 		// A passing mention (BERT's introduction names ImageNet once) is not the paper
 		// being about it.
 		if k >= rescueMentions {

@@ -35,6 +35,15 @@ type attribute struct {
 	stated   []keyItem      // a paper that reports the setting uses one of these
 	statedRe *regexp.Regexp // or writes this ("$4.6M"), which no word index holds
 	query    string         // the BM25 query for the stated words
+	// valued settings are reported as a figure ("a dropout of 0.1", "Pdrop = 0.1"): a
+	// question asking for one is answered only by a passage that gives a figure beside
+	// the words. The Transformer paper says it selected "the dropout … on the Section 22
+	// development set" for WSJ parsing and DistilBERT that it uses "a softmax-temperature",
+	// and neither gives one there.
+	valued bool
+	// valueAsked, when set, is how a question asks for the figure; otherwise any question
+	// asking "what", "which" or "how many" does (valueQuestion).
+	valueAsked *regexp.Regexp
 }
 
 func attr(name string, asked, stated []string) attribute {
@@ -48,6 +57,19 @@ func attr(name string, asked, stated []string) attribute {
 // searchedBy sets the BM25 query that finds the passages stating the setting.
 func (a attribute) searchedBy(query string) attribute {
 	a.query = query
+	return a
+}
+
+// withValue marks the setting as one papers report as a figure.
+func (a attribute) withValue() attribute {
+	a.valued = true
+	return a
+}
+
+// withValueAsked marks the setting as one papers report as a figure when the question
+// asks for it as re does: "What warm-up did they use?" is answered by "a linear warm-up".
+func (a attribute) withValueAsked(re string) attribute {
+	a.valued, a.valueAsked = true, regexp.MustCompile(re)
 	return a
 }
 
@@ -68,36 +90,104 @@ func (a attribute) isAsked(q *evidenceIndex, question string) bool {
 	return coversAny(q, a.asked) || (a.askedRe != nil && a.askedRe.MatchString(question))
 }
 
-// isStated reports whether the text reports the setting.
-func (a attribute) isStated(ix *evidenceIndex, text string) bool {
-	return coversAny(ix, a.stated) || (a.statedRe != nil && a.statedRe.MatchString(text))
+// isStated reports whether the text reports the setting; with value, a figure for it.
+func (a attribute) isStated(ix *evidenceIndex, text, question string, value bool) bool {
+	if a.statedRe != nil && a.statedRe.MatchString(text) {
+		return true
+	}
+	if !value || !a.valued || (a.valueAsked != nil && !a.valueAsked.MatchString(question)) {
+		return coversAny(ix, a.stated)
+	}
+	var at []int
+	for _, it := range a.stated {
+		// Every place it occurs: at gives a stem's exact spelling first ("dropout"), and the
+		// figure may be beside another ("dropouts with a rate of 0.1").
+		if it.stem != "" {
+			at = append(at, ix.stems[it.stem]...)
+		}
+		at = append(at, ix.at(it)...)
+	}
+	if len(at) == 0 {
+		return false
+	}
+	// A figure the question itself gives is its premise, not the setting's value: "up to
+	// 4K examples per batch" does not say how many accumulation steps made the question's
+	// "4K-example batches".
+	premise := map[string]bool{}
+	qws, _ := segWords(question)
+	for _, w := range qws {
+		premise[w] = true
+	}
+	ws, _ := segWords(text)
+	for _, p := range at {
+		for i := max(p-valueBefore, 0); i < min(p+valueAfter+1, len(ws)); i++ {
+			if isFigure(ws, i) && !premise[ws[i]] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
+// A setting's figure stands a few words from its name: "dropout rate of 0.1", "Pdrop =
+// 0.1", "0.1 dropout", a table's "Learning Rate 2e-4".
+const (
+	valueBefore = 3
+	valueAfter  = 6
+)
+
+// isFigure reports a word that can be a setting's value: a number that is not a year (a
+// citation beside "AdamW") or the number of a section, table or equation.
+func isFigure(ws []string, i int) bool {
+	w := ws[i]
+	if _, ok := numberWords[w]; ok {
+		return true // "for two epochs"
+	}
+	if !strings.ContainsAny(w, "0123456789") {
+		return false
+	}
+	if citationYear.MatchString(w) && w >= "1950" && w < "2030" {
+		return false
+	}
+	if i > 0 {
+		switch ws[i-1] {
+		case "section", "sec", "table", "tab", "figure", "fig", "eq", "equation", "appendix", "step", "stage":
+			return false
+		}
+	}
+	return true
+}
+
+// valueQuestion asks for a setting's figure ("What dropout rate …", "How many warmup
+// steps …"), not how it was set or scheduled ("What learning-rate schedule …", "Why …").
+var valueQuestion = regexp.MustCompile(`(?i)\b(?:what|which|how (?:much|many|big|large|high|low|small|long))\b`)
+var notValueQuestion = regexp.MustCompile(`(?i)\b(?:schedul\w*|why|decay|annealing|kind|type|form|how (?:does|do|did|was|were|is|are)\b)`)
+
 var attributes = []attribute{
-	attr("learning rate", []string{"learning rate", "learning-rate"}, []string{"learning rate", "lr", "step size"}),
-	attr("batch size", []string{"batch size", "batch sizes"}, []string{"batch", "minibatch", "batchsize"}),
-	attr("dropout", []string{"dropout"}, []string{"dropout", "p drop"}),
+	attr("learning rate", []string{"learning rate", "learning-rate"}, []string{"learning rate", "lr", "step size"}).withValue(),
+	attr("batch size", []string{"batch size", "batch sizes"}, []string{"batch", "minibatch", "batchsize"}).withValue(),
+	attr("dropout", []string{"dropout"}, []string{"dropout", "p drop"}).withValue(),
 	// A learning rate's "decay" is no weight decay: T5 "decays the learning rate" and
 	// states none. Nor does a bare "decay" ask for one (an average's decay rate).
-	attr("weight decay", []string{"weight decay"}, []string{"weight decay", "l2 regularization", "l2 penalty"}),
-	attr("label smoothing", []string{"smoothing"}, []string{"label smoothing"}),
-	attr("warmup", []string{"warmup", "warm up"}, []string{"warmup", "warm up"}),
-	attr("gradient clipping", []string{"clip", "clipping", "gradient norm", "grad norm", "max norm"}, []string{"=clip", "=clipping", "=clipped", "gradient norm", "grad norm", "max norm", "maxnorm"}),
-	attr("temperature", []string{"temperature"}, []string{"temperature"}),
-	attr("momentum", []string{"momentum"}, []string{"momentum"}),
+	attr("weight decay", []string{"weight decay"}, []string{"weight decay", "l2 regularization", "l2 penalty"}).withValue(),
+	attr("label smoothing", []string{"smoothing"}, []string{"label smoothing"}).withValue(),
+	attr("warmup", []string{"warmup", "warm up"}, []string{"warmup", "warm up"}).withValueAsked(`(?i)\bhow (?:many|long)\b|\bwarm-?\s?up (?:steps|ratio|proportion|updates|iterations|period)\b`),
+	attr("gradient clipping", []string{"clip", "clipping", "gradient norm", "grad norm", "max norm"}, []string{"=clip", "=clipping", "=clipped", "gradient norm", "grad norm", "max norm", "maxnorm"}).withValue(),
+	attr("temperature", []string{"temperature"}, []string{"temperature"}).withValue(),
+	attr("momentum", []string{"momentum"}, []string{"momentum"}).withValue(),
 	// Papers write Adam's epsilon "ε" beside the optimizer, and no BM25 term holds "ε".
-	attr("epsilon", []string{"epsilon"}, []string{"epsilon", "eps"}).searchedBy("epsilon eps adam"),
-	attr("epochs", []string{"epoch", "epochs"}, []string{"epoch"}),
+	attr("epsilon", []string{"epsilon"}, []string{"epsilon", "eps"}).searchedBy("epsilon eps adam").withValue(),
+	attr("epochs", []string{"epoch", "epochs"}, []string{"epoch"}).withValue(),
 	attr("optimizer", []string{"optimizer", "optimiser"}, []string{"optimizer", "optimiser", "adam", "adamw", "adafactor", "sgd", "gradient descent", "lamb", "rmsprop"}),
-	attr("beam size", []string{"beam size", "beam width"}, []string{"beam"}),
+	attr("beam size", []string{"beam size", "beam width"}, []string{"beam"}).withValue(),
 	attr("random seed", []string{"seed", "seeds"}, []string{"seed", "seeds"}),
-	attr("top-p", []string{"top-p", "top p", "nucleus"}, []string{"top-p", "top p", "nucleus"}),
-	attr("gradient accumulation", []string{"gradient accumulation", "accumulation steps"}, []string{"accumulation", "accumulate", "accumulated", "accumulating"}),
+	attr("top-p", []string{"top-p", "top p", "nucleus"}, []string{"top-p", "top p", "nucleus"}).withValue(),
+	attr("gradient accumulation", []string{"gradient accumulation", "accumulation steps"}, []string{"accumulation", "accumulate", "accumulated", "accumulating"}).withValue(),
 	// How weights were initialised: papers that say so write "initialized" or "init";
 	// the Transformer and LLaMA papers never do. Matched as spelled: "initial" (an
 	// initial learning rate) has the same stem.
 	attr("weight initialization", []string{"=initialize", "=initialized", "=initialization", "=initialise", "=initialised", "=initialisation"},
-		[]string{"=initialize", "=initialized", "=initialization", "=initialise", "=initialised", "=initialisation", "=initializing", "=initializes", "=init", "=initializer"}),
+		[]string{"=initialize", "=initialized", "=initialization", "=initialise", "=initialised", "=initialisation", "=initializing", "=initializes", "=init", "=initializer", "=initial state", "=initial states"}),
 	// LoRA's scaling α.
 	attr("alpha", []string{"=alpha"}, []string{"=alpha"}),
 	attr("Adam betas", []string{"beta1", "beta2", "β1", "β2", "betas"}, []string{"beta1", "beta2", "β1", "β2", "betas", "β"}),
@@ -106,14 +196,24 @@ var attributes = []attribute{
 	// for a time, as their plurals: "per hour" asks for a rate. "How long … take" may be
 	// answered in steps, and "latency" or "wall-clock time" is asked of a paper's reasoning
 	// about speed as often as of a figure; neither asks for a time.
+	// A latency (milliseconds, seconds) and a training or labelling time (minutes, hours,
+	// days) are different figures: T5's days of pre-training do not answer how many
+	// milliseconds T5-11B takes per example, nor FiD's GPU hours its time per question.
+	// A table states its unit once, in its header: "Inf. time (seconds)".
 	measure("timings",
-		[]string{"=hours", "=milliseconds", "=seconds", "=minutes", "=days", "gpu hours", "gpu-hours"},
+		[]string{"=milliseconds", "=seconds"},
 		"",
-		[]string{"in milliseconds", "in seconds", "in minutes", "in hours", "in days"},
+		[]string{"in milliseconds", "in seconds"},
+		timeCount+`(?:ms|milliseconds?|seconds?|secs?)(?:$|[^\w-])|\bper second\b|\bqps\b|(?:^|\s)\((?:in )?(?:ms|milliseconds|seconds?|secs?|s)\)`,
+		"seconds ms milliseconds second"),
+	measure("timings",
+		[]string{"=hours", "=minutes", "=days", "gpu hours", "gpu-hours"},
+		"",
+		[]string{"in minutes", "in hours", "in days"},
 		// A paper reports a time as a number and its unit, in words or digits.
 		// The unit follows on the same line and ends the word: "26849 MS-MARCO" is no time.
-		`(?i)(?:\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|few|several))(?:[ \t]?-[ \t]?|[ \t]{0,2})(?:(?:gpu|tpu)[- ])?(?:hours?|hrs?|days?|weeks?|minutes?|mins?|ms|milliseconds?|seconds?|secs?)(?:$|[^\w-])|\bper second\b|\bqps\b`,
-		"hours days weeks minutes seconds ms milliseconds"),
+		timeCount+`(?:(?:gpu|tpu)[- ])?(?:hours?|hrs?|days?|weeks?|minutes?|mins?)(?:$|[^\w-])|(?:^|\s)\((?:in )?(?:hours?|hrs?|days?|minutes?|mins?)\)`,
+		"hours days weeks minutes"),
 	measure("costs in money",
 		[]string{"dollars", "dollar", "usd", "wage", "wages", "price"},
 		`(?i)\$|\bhow much (?:did|does|do|was|were|would|will)\b[^?]*\b(?:cost|spend|spent|pay|paid)\b`,
@@ -152,6 +252,10 @@ var attributes = []attribute{
 	attr("a license", []string{"license", "licence", "licensed"}, []string{"license", "licence", "licensed", "licensing"}),
 }
 
+// timeCount is the count before a time's unit, in digits or words, the unit following on
+// the same line: "12 hours", "two-day", "26849 MS-MARCO" is none (see the timings).
+const timeCount = `(?i)(?:\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|few|several))(?:[ \t]?-[ \t]?|[ \t]{0,2})`
+
 // vocabSize is a count large enough to be a vocabulary's: "30,000", "50257", "32K". A
 // formula's "(1 − p)" beside "x∈vocab" is none.
 const vocabSize = `\b(?:\d{1,3}(?:,\d{3})+|\d{4,}|\d+(?:\.\d+)?\s?[km])\b`
@@ -176,6 +280,61 @@ func phraseItems(phrases []string) []keyItem {
 	return out
 }
 
+// coversAll reports whether the text names every item. An acronym may be part of a word:
+// the "NLI" a question fine-tunes on is the paper's "SNLI and MultiNLI".
+func coversAll(ix *evidenceIndex, text string, items []keyItem) bool {
+	lower := strings.ToLower(text)
+	for _, it := range items {
+		if !ix.covers(it) && !(it.acro && len(it.key) >= 3 && strings.Contains(lower, it.key)) {
+			return false
+		}
+	}
+	return true
+}
+
+// components are the parts of a system a setting is asked of separately: DPR trains its
+// encoders for 40 epochs and says less of its reader, InstructGPT its reward models and
+// its policies with different settings. A figure asked of one ("For how many epochs did
+// they train the DPR reader?") must stand in a passage that names it; on the spent sets the
+// encoders' epochs answered for the reader. The retriever is not among them: papers give
+// its settings as their encoders'.
+var components = [][]keyItem{
+	phraseItems([]string{"reader", "readers"}),
+	phraseItems([]string{"generator"}),
+	phraseItems([]string{"discriminator"}),
+	phraseItems([]string{"teacher"}),
+	phraseItems([]string{"student"}),
+	phraseItems([]string{"reward model", "reward models", "=rm", "=rms"}),
+	phraseItems([]string{"policy", "policies"}),
+	phraseItems([]string{"value function", "value-function"}),
+	phraseItems([]string{"critic"}),
+}
+
+// sizeCount is a model's size or a count: "175B", "7B", "1.5M".
+var sizeCount = regexp.MustCompile(`^\d+(?:\.\d+)?[kKmMbBtT]$`)
+
+// qualifiers are the names of a question about one paper that no paper owns (named.go's
+// owner) and its title lacks, numbers and sizes ("175B") aside: the parser, dataset or
+// outside model a setting is asked for. A question about two papers, or naming another
+// paper's model, has none: each paper's passages name only their own model.
+func qualifiers(hard []keyItem, owners []string, subject []Chunk) []keyItem {
+	if len(owners) != len(hard) || len(subject) == 0 {
+		return nil
+	}
+	for _, c := range subject {
+		if c.DocID != subject[0].DocID {
+			return nil
+		}
+	}
+	var out []keyItem
+	for i, it := range hard {
+		if owners[i] == "" && !titleNames(subject[0].Title, it) && !isNumber(it.text) && !sizeCount.MatchString(it.text) {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
 func coversAny(ix *evidenceIndex, items []keyItem) bool {
 	for _, it := range items {
 		if ix.covers(it) {
@@ -188,11 +347,31 @@ func coversAny(ix *evidenceIndex, items []keyItem) bool {
 // unstatedAttributes returns the training settings the question asks about that no kept
 // paper mentions (see attribute). Without BM25 it cannot look through the papers and
 // returns none.
-func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept []Chunk, enc SparseEncoder) []keyItem {
+//
+// A figure asked of something the paper is not itself about (quals: "for the WSJ parser",
+// "on RTE", "on GPT-3 175B") must stand in a passage that names it: the Transformer
+// paper's dropout for its translation models does not answer for its parser.
+func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept []Chunk, quals []keyItem, enc SparseEncoder) []keyItem {
 	if enc == nil {
 		return nil
 	}
 	q := newEvidenceIndex(question)
+	value := valueQuestion.MatchString(question) && !notValueQuestion.MatchString(question)
+	var parts [][]keyItem
+	for _, c := range components {
+		if coversAny(q, c) {
+			parts = append(parts, c)
+		}
+	}
+	// qualified reports whether a passage giving the figure names what it is asked for.
+	qualified := func(ix *evidenceIndex, text string) bool {
+		for _, c := range parts {
+			if !coversAny(ix, c) {
+				return false
+			}
+		}
+		return coversAll(ix, text, quals)
+	}
 	// Built on the first setting asked: the kept texts without their references, and
 	// their indexes.
 	var keptText []string
@@ -210,7 +389,7 @@ func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept
 		}
 		stated := false
 		for i := range kept {
-			stated = stated || a.isStated(keptIx[i], keptText[i])
+			stated = stated || a.isStated(keptIx[i], keptText[i], question, value) && (!value || !a.valued || qualified(keptIx[i], keptText[i]))
 		}
 		if stated {
 			continue
@@ -219,7 +398,8 @@ func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept
 		// its reference list, which the reference filter would drop with it. A common
 		// word like "learning" fills the first hits with other passages, hence the depth.
 		n := p.docPassages(ctx, a.query, attributeHits, func(text string) bool {
-			return a.isStated(newEvidenceIndex(text), text)
+			ix := newEvidenceIndex(text)
+			return a.isStated(ix, text, question, value) && (!value || !a.valued || qualified(ix, text))
 		}, kept, enc)
 		if n != nil && len(n) == 0 {
 			missing = append(missing, keyItem{text: a.name, key: squeeze(a.name)})

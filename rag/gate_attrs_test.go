@@ -37,7 +37,7 @@ var (
 // TestGateUnstatedAttribute: a question about a training setting the paper never reports is
 // refused naming it; one the paper reports, even in a passage not kept, is answered.
 func TestGateUnstatedAttribute(t *testing.T) {
-	corpus := []Chunk{attrDSI, attrDSIb, attrQLoRA, attrQLoRAb, attrT5, attrTransformer, attrPdrop, attrClips, attrBatch, attrLRDecay, attrWD, attrInit}
+	corpus := []Chunk{attrDSI, attrDSIb, attrQLoRA, attrQLoRAb, attrT5, attrTransformer, attrPdrop, attrClips, attrBatch, attrLRDecay, attrWD, attrInit, attrInitState}
 	p := gatePipeline(t, corpus)
 	runGateCases(t, p, corpus, []gateCase{
 		{"setting the paper never states", "What dropout rate did the DSI models use during training?", []Chunk{attrDSI}, []string{"dropout"}, "dropout"},
@@ -60,6 +60,8 @@ func TestGateUnstatedAttribute(t *testing.T) {
 		{"a decay rate is not weight decay", "What decay rate did T5's weight average use?", []Chunk{attrLRDecay}, nil, ""},
 		{"an initialisation the paper never states", "How were the DSI models' weights initialized?", []Chunk{attrDSI}, []string{"weight initialization"}, "weight initialization"},
 		{"initialisation stated elsewhere in the paper", "How were the LoRA matrices initialized in QLoRA?", []Chunk{attrQLoRAb}, nil, ""},
+		// DPR: "The question encoder's initial state is taken from a DPR model".
+		{"an initial state is an initialisation", "What were DPR's jointly trained encoders initialized from?", []Chunk{attrInitState}, nil, ""},
 		{"no setting asked", "How are DSI's semantic identifiers built?", []Chunk{attrDSIb}, nil, ""},
 		{"a seed the paper never states", "Which random seed did the DSI authors fix?", []Chunk{attrDSI}, []string{"random seed"}, "random seed"},
 		// "top-p" is a sampling setting; "top" alone is not.
@@ -108,7 +110,7 @@ var (
 // time", "paid", "cost") reports nothing, and a question using such a word in another
 // sense ("how long … to converge", "latency", "cost of inference") asks for no measure.
 func TestGateReportedMeasures(t *testing.T) {
-	corpus := []Chunk{measDSI, measDSIb, measLLaMA, measLLaMAb, measQLoRA, measGPT, measLoRA, measRAG}
+	corpus := []Chunk{measDSI, measDSIb, measLLaMA, measLLaMAb, measQLoRA, measGPT, measLoRA, measRAG, measDistil}
 	p := gatePipeline(t, corpus)
 	runGateCases(t, p, corpus, []gateCase{
 		{"no time in the paper", "How many milliseconds does DSI take to retrieve documents for one query?", []Chunk{measDSI}, []string{"timings"}, "timings"},
@@ -119,6 +121,10 @@ func TestGateReportedMeasures(t *testing.T) {
 		{"how long, in steps", "How long does DSI take to converge?", []Chunk{measDSI}, nil, ""},
 		{"latency, of reasoning", "Why does DSI's retrieval latency grow with the number of documents?", []Chunk{measDSIb}, nil, ""},
 		{"a time elsewhere in the paper", "How many days did it take to train the 65B LLaMA?", []Chunk{measLLaMA}, nil, ""},
+		// Days of training are no latency, and a latency no training time.
+		{"a training time is no latency", "How many milliseconds does the 65B LLaMA take per generated token?", []Chunk{measLLaMA}, []string{"timings"}, "timings"},
+		{"a latency is no training time", "How many hours did it take to train GPT-2 medium with LoRA?", []Chunk{measLoRA}, []string{"timings"}, "timings"},
+		{"a table header's unit", "How many seconds does DistilBERT take for a pass over STS-B?", []Chunk{measDistil}, nil, ""},
 		{"how long, of a length", "How long are the docids DSI decodes with beam search?", []Chunk{measDSI}, nil, ""},
 		{"no sum of money", "How much did it cost to train LLaMA on the 1.4T tokens?", []Chunk{measLLaMAb}, []string{"costs in money"}, "costs in money"},
 		{"paid, with no sum", "How much were the InstructGPT labelers paid per hour?", []Chunk{measGPT}, []string{"costs in money"}, "costs in money"},
@@ -130,6 +136,9 @@ func TestGateReportedMeasures(t *testing.T) {
 	})
 }
 
+var measDistil = Chunk{ID: "mdistil", DocID: "distilbert", Title: "DistilBERT, a distilled version of BERT",
+	Text: "Table 3: Inference time of a full pass of GLUE task STS-B on CPU. Model # param. (Millions) Inf. time (seconds) ELMo 180 895 BERT-base 110 668 DistilBERT 66 410"}
+
 var (
 	vocabELECTRA = Chunk{ID: "velectra", DocID: "electra", Title: "ELECTRA: Pre-training Text Encoders as Discriminators Rather Than Generators",
 		Text: "ELECTRA uses BERT's WordPiece tokenizer. The loss sums over the unmasked tokens x∈vocab (1 − pmask) pdata(x|c) log D(x, c)."}
@@ -140,6 +149,9 @@ var (
 	vocabGPT2 = Chunk{ID: "vgpt2", DocID: "gpt2", Title: "Language Models are Unsupervised Multitask Learners",
 		Text: "GPT-2 works on byte sequences, so no character is ever outside its vocabulary. The vocabulary is expanded to 50,257."}
 )
+
+var attrInitState = Chunk{ID: "initstate", DocID: "dpr", Title: "Dense Passage Retrieval for Open-Domain Question Answering",
+	Text: "In DPR's joint training, the question encoder's initial state is taken from a DPR model trained on NQ, and the jointly trained reader's is BERT-base."}
 
 var attrAdamEps = Chunk{ID: "adameps", DocID: "transformer", Title: "Attention Is All You Need",
 	Text: "We used the Adam optimizer with β1 = 0.9, β2 = 0.98 and ϵ = 10−9."}
@@ -191,5 +203,72 @@ func TestGateVocabularySize(t *testing.T) {
 		{"size before the word", "What vocabulary size did BERT use?", []Chunk{vocabBERT}, nil, ""},
 		{"size in the next clause", "How large is GPT-2's vocabulary?", []Chunk{vocabGPT2}, nil, ""},
 		{"no size asked", "What does GPT-2 do about characters outside its vocabulary?", []Chunk{vocabGPT2}, nil, ""},
+	})
+}
+
+// TestGateSettingFigure: a question asking for a setting's figure is answered only where
+// the paper gives one beside the setting's name, in any of its spellings; a question
+// about how it was set or scheduled still passes on the name alone.
+func TestGateSettingFigure(t *testing.T) {
+	distil := Chunk{ID: "distil", DocID: "distilbert", Title: "DistilBERT, a distilled version of BERT",
+		Text: "Following Hinton et al. we used a softmax-temperature: the same temperature T is applied to the student and the teacher at training time."}
+	gpt := Chunk{ID: "gpt", DocID: "gpt", Title: "Improving Language Understanding by Generative Pre-Training",
+		Text: "We used a bytepair encoding vocabulary with 40,000 merges [53] and residual, embedding, and attention dropouts with a rate of 0.1 for regularization. " +
+			"We add dropout to the classifier of the fine-tuned model, as described in section 3."}
+	wsj := Chunk{ID: "wsj", DocID: "transformer", Title: "Attention Is All You Need",
+		Text: "For parsing with the Transformer we performed only a small number of experiments to select the dropout, both attention and residual (section 5.4), learning rates and beam size on the Section 22 development set."}
+	sbert := Chunk{ID: "sbert", DocID: "sbert", Title: "Sentence-BERT",
+		Text: "We fine-tune SBERT with the Adam optimizer and a linear learning rate warm-up over 10% of the training data."}
+	sbertNoFigure := Chunk{ID: "sbert2", DocID: "sbert2", Title: "Sentence-BERT",
+		Text: "We fine-tune SBERT with the Adam optimizer and a linear learning rate warm-up, as in BERT (Devlin et al., 2019)."}
+	accum := Chunk{ID: "accum", DocID: "distilbert2", Title: "DistilBERT, a distilled version of BERT",
+		Text: "DistilBERT is distilled on very large batches leveraging gradient accumulation (up to 4K examples per batch) using dynamic masking."}
+	corpus := []Chunk{distil, gpt, wsj, sbert, sbertNoFigure, accum}
+	runGateCases(t, gatePipeline(t, corpus), corpus, []gateCase{
+		{"a temperature without a figure", "What softmax temperature T did DistilBERT use in the distillation loss?", []Chunk{distil}, []string{"temperature"}, "temperature"},
+		{"the figure is beside the plural", "What dropout rate did the original GPT use during pre-training?", []Chunk{gpt}, nil, ""},
+		// A section's number and a citation's year are no setting's figure.
+		{"a section number is no figure", "What dropout did the Transformer use for parsing?", []Chunk{wsj}, []string{"dropout"}, "dropout"},
+		{"the setting asked how, not how much", "Why did the Transformer select the dropout on the development set?", []Chunk{wsj}, nil, ""},
+		{"a warm-up figure", "How many warm-up steps did SBERT use?", []Chunk{sbert}, nil, ""},
+		{"no warm-up figure", "How many warm-up steps did SBERT use?", []Chunk{sbertNoFigure}, []string{"warmup"}, "warmup"},
+		// "What warm-up" asks what kind: "a linear warm-up" answers it.
+		{"the kind of warm-up", "What warm-up did SBERT use?", []Chunk{sbertNoFigure}, nil, ""},
+		// The question's own figure is its premise: "4K" is the batch, not the steps.
+		{"the question's own figure", "How many gradient accumulation steps did DistilBERT use to reach its 4K-example batches?", []Chunk{accum}, []string{"gradient accumulation"}, "gradient accumulation"},
+		{"a figure beside the setting", "How many gradient accumulation steps did DistilBERT use?", []Chunk{accum}, nil, ""},
+	})
+}
+
+// TestGateSettingQualifier: a figure asked for something the paper is not itself about
+// (its parser, a dataset it fine-tunes on) must stand where the paper names that thing;
+// the paper's figure for its translation models does not answer for its parser.
+func TestGateSettingQualifier(t *testing.T) {
+	chunk := func(id, doc, title, text string) Chunk { return Chunk{ID: id, DocID: doc, Title: title, Text: text} }
+	const aiayn, sbert, loraTitle = "Attention Is All You Need", "Sentence-BERT", "LoRA: Low-Rank Adaptation of Large Language Models"
+	mt := chunk("mt", "transformer", aiayn, "For the Transformer base model we use a rate of P_drop = 0.1 on every sub-layer.")
+	wsj := chunk("wsj", "transformer", aiayn, "We trained a 4-layer Transformer on the WSJ portion of the Penn Treebank and selected the dropout on the development set.")
+	wsjStated := chunk("wsj2", "transformer2", aiayn, "We trained a 4-layer Transformer on the WSJ portion of the Penn Treebank with a dropout of 0.3.")
+	nli := chunk("nli", "sbert", sbert, "We fine-tune SBERT on the union of SNLI and MultiNLI with a batch size of 16.")
+	nliIntro := chunk("nlii", "sbert", sbert, "SBERT is trained on NLI data.")
+	lora := chunk("lora", "lora", loraTitle, "For GPT-3 we train with a batch size of 128 and a learning rate of 2e-4.")
+	loraIntro := chunk("lorai", "lora", loraTitle, "We scale LoRA up to GPT-3 175B.")
+	lora2 := chunk("lora2", "lora2", loraTitle, "For RoBERTa we train with a batch size of 16 and a learning rate of 4e-4.")
+	lora2Intro := chunk("lora2i", "lora2", loraTitle, "We scale LoRA up to GPT-3 175B.")
+	dpr := chunk("dpr", "dpr", "Dense Passage Retrieval for Open-Domain Question Answering", "We trained the question and passage encoders for up to 40 epochs with a batch size of 128.")
+	dprReader := chunk("dprr", "dprr", "Dense Passage Retrieval for Open-Domain Question Answering", "For the reader we use a batch size of 16.")
+	corpus := []Chunk{mt, wsj, wsjStated, nli, nliIntro, lora, loraIntro, lora2, lora2Intro, dpr, dprReader}
+	runGateCases(t, gatePipeline(t, corpus), corpus, []gateCase{
+		{"the figure is for other models", "What dropout rate did the Transformer use for WSJ parsing?", []Chunk{mt, wsj}, []string{"dropout"}, "dropout"},
+		{"the figure is for the parser", "What dropout rate did the Transformer use for WSJ parsing?", []Chunk{wsjStated}, nil, ""},
+		{"no qualifier", "What dropout rate did the Transformer base model use?", []Chunk{mt, wsj}, nil, ""},
+		// "NLI" is part of the paper's "SNLI" and "MultiNLI"; a model's size is no qualifier.
+		{"an acronym inside a word", "What batch size did SBERT use when fine-tuning on NLI?", []Chunk{nliIntro, nli}, nil, ""},
+		{"a size is no qualifier", "What batch size did LoRA use on GPT-3 175B?", []Chunk{loraIntro, lora}, nil, ""},
+		{"the figure is for another model", "What batch size did LoRA use on GPT-3 175B?", []Chunk{lora2Intro, lora2}, []string{"batch size"}, "batch size"},
+		// A part of a system is asked of separately: the encoders' figures are not the reader's.
+		{"the figure is for the encoders", "For how many epochs did they train the DPR reader?", []Chunk{dpr, dprReader}, []string{"epochs"}, "epochs"},
+		{"the figure is for the reader", "What batch size did they use to train the DPR reader?", []Chunk{dpr, dprReader}, nil, ""},
+		{"the encoders asked", "For how many epochs did they train the DPR encoders?", []Chunk{dpr, dprReader}, nil, ""},
 	})
 }

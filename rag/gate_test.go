@@ -8,16 +8,36 @@ import (
 	"testing"
 )
 
-func TestQuestionItems(t *testing.T) {
-	hard := func(q string) []string {
-		var out []string
-		for _, it := range questionItems(q) {
-			if it.hard {
-				out = append(out, it.text)
-			}
+// hardItems returns the texts of a question's hard items.
+func hardItems(q string) []string {
+	var out []string
+	for _, it := range questionItems(q) {
+		if it.hard {
+			out = append(out, it.text)
 		}
-		return out
 	}
+	return out
+}
+
+// coverCase is an item looked up in an evidence index, and whether it should be found.
+type coverCase struct {
+	item string
+	want bool
+}
+
+// checkCovers looks each hard item up in ix.
+func checkCovers(t *testing.T, ix *evidenceIndex, cases []coverCase) {
+	t.Helper()
+	for _, c := range cases {
+		it := keyItem{text: c.item, key: squeeze(c.item), hard: true, acro: isAcronym(c.item)}
+		if got := ix.covers(it); got != c.want {
+			t.Errorf("covers(%q) = %v, want %v", c.item, got, c.want)
+		}
+	}
+}
+
+func TestQuestionItems(t *testing.T) {
+	hard := hardItems
 	cases := []struct {
 		q    string
 		want []string
@@ -37,6 +57,10 @@ func TestQuestionItems(t *testing.T) {
 		// capitalised words joined by "of" are one name.
 		{"When SBERT is trained on STS-style data, what loss is used?", []string{"SBERT", "STS"}},
 		{"Which rank did Dettmers et al. use for QLoRA?", []string{"QLoRA"}},
+		// A round figure is no name.
+		{"With ~1000-dim random vectors, does HNSW's hierarchy still help?", []string{"HNSW"}},
+		{"Why does DrQA fall from about 70 EM on SQuAD?", []string{"DrQA", "EM", "SQuAD"}},
+		{"Why does DrQA fall from 70 EM on SQuAD?", []string{"DrQA", "70", "EM", "SQuAD"}},
 		{"How does Tree of Thoughts improve on chain-of-thought prompting?", []string{"Tree of Thoughts"}},
 		// A comma or a coined name's possessive ends a name; a plain word's does not.
 		{"Were the adapters for MRPC, RTE and STS-B trained from scratch?", []string{"MRPC", "RTE", "STS-B"}},
@@ -287,42 +311,61 @@ func TestEvidenceIndexSpellings(t *testing.T) {
 	item := func(s string) keyItem { return keyItem{text: s, key: squeeze(s), hard: true} }
 	ix := newEvidenceIndex("LLaMA-65B was trained on 1.4T tokens with 80 layers. On SQuAD v1.1 BERT gets 93.2 F1; on SQuAD 2.0, 83.1. " +
 		"Training used NVIDIA V100 GPUs.")
-	for _, c := range []struct {
-		item string
-		want bool
-	}{
+	checkCovers(t, ix, []coverCase{
 		{"1.4T-token", true}, {"80-layer", true}, {"1.0T-token", false}, {"12-layer", false},
 		{"SQuAD 1.1", true}, {"SQuAD v1.1", true}, {"SQuAD v2.0", true}, {"SQuAD 1.0", false}, {"SQuAD v3", false},
 		{"V100", true}, {"NVIDIA V100", true}, {"NVIDIA 100", false},
-	} {
-		if got := ix.covers(item(c.item)); got != c.want {
-			t.Errorf("covers(%q) = %v, want %v", c.item, got, c.want)
-		}
-	}
+	})
 	if !newEvidenceIndex("Training emitted 1,015 tCO2eq.").covers(item("CO2")) || !newEvidenceIndex("0.385 kg CO2eq/KWh").covers(item("CO2")) {
 		t.Error("a CO2 equivalent does not state the CO2 of a question")
 	}
 	// A factor written with a times sign is the user's "4x"; a product of two numbers is
 	// none. A name is found in its plural.
 	ix = newEvidenceIndex("Ensembles use 4× the computation of a 3×3 grid. An ELMo encoder is followed by two BiLSTMs; the clips were cut.")
-	for _, c := range []struct {
-		item string
-		want bool
-	}{
+	checkCovers(t, ix, []coverCase{
 		{"4x", true}, {"2x", false}, {"3x", false}, {"BiLSTM", true}, {"ELMo", true}, {"CO2", false},
-	} {
-		if got := ix.covers(item(c.item)); got != c.want {
-			t.Errorf("covers(%q) = %v, want %v", c.item, got, c.want)
-		}
+	})
+	// A dataset ending in "QA" is shortened in tables to its initials and capitals: the
+	// chain-of-thought paper's "CSQA" is "CommonsenseQA"; a short form spelling other
+	// letters, or with other capitals, is not, nor the bare "CQA": every name of a C and a
+	// QA would be it.
+	ix = newEvidenceIndex("Table 4: CSQA (commonsense) and StrategyQA accuracy; the SIQA and CQA columns follow.")
+	checkCovers(t, ix, []coverCase{
+		{"CommonsenseQA", true}, {"StrategyQA", true}, {"ClinicalQA", false}, {"ComplexWebQA", false}, {"CommonsenseNLI", false},
+	})
+	checkCovers(t, newEvidenceIndex("LoRA adapts the attention weights."), []coverCase{{"LongLoRA", false}, {"LoRA", true}})
+	if got := (keyItem{text: "CommonsenseQA"}).searchText(); got != "CommonsenseQA Commonsense QA" {
+		t.Errorf("search text %q: a short form's passages are found by the name's words", got)
 	}
-	var hard []string
-	for _, it := range questionItems("Which datasets trained the NQ-only DPR model?") {
-		if it.hard {
-			hard = append(hard, it.text)
-		}
-	}
-	if !slices.Equal(hard, []string{"NQ", "DPR"}) {
+	if hard := hardItems("Which datasets trained the NQ-only DPR model?"); !slices.Equal(hard, []string{"NQ", "DPR"}) {
 		t.Errorf("hard items %q, want NQ and DPR: -only makes a name an adjective and ends it", hard)
+	}
+}
+
+// TestGateNameSpellings: a question names a thing as a paper's table or another
+// sentence of it does not: with a "v" before its version, its size first, spelled out
+// where the table has initials, or beside an alternative after a slash.
+func TestGateNameSpellings(t *testing.T) {
+	squad := Chunk{ID: "electra", DocID: "electra", Title: "ELECTRA", Text: "ELECTRA-Large reaches 89.7 exact match on SQuAD 1.1 after 1.75M steps."}
+	dsi := Chunk{ID: "dsi", DocID: "dsi", Title: "Transformer Memory as a Differentiable Search Index",
+		Text: "Table 3: Hits@1 on NQ10K. DSI XXL with naive string docids gets 46.7 after finetuning."}
+	realm := Chunk{ID: "realm", DocID: "realm", Title: "REALM: Retrieval-Augmented Language Model Pre-Training",
+		Text: "Table 1: exact match on NQ, WQ and CT. GraphRetriever gets 31.8 on NQ; REALM gets 40.4."}
+	lucene := Chunk{ID: "beir", DocID: "beir", Title: "BEIR", Text: "We use the Lucene implementation of BM25 with default k1 and b."}
+	corpus := []Chunk{squad, dsi, realm, lucene}
+	runGateCases(t, gatePipeline(t, corpus), corpus, []gateCase{
+		{"a v before the version", "What exact match does ELECTRA-Large get on SQuAD v1.1?", []Chunk{squad}, nil, ""},
+		{"another version", "What exact match does ELECTRA-Large get on SQuAD v2.0?", []Chunk{squad}, []string{"SQuAD v2.0"}, "SQuAD v2.0"},
+		{"size first", "What Hits@1 on NQ10K does the XXL DSI model with naive string docids get?", []Chunk{dsi}, nil, ""},
+		{"another size", "What Hits@1 on NQ10K does the XL DSI model with naive string docids get?", []Chunk{dsi}, []string{"XL DSI"}, "XL DSI"},
+		{"initials in the table", "What exact match does REALM list for GraphRetriever on Natural Questions?", []Chunk{realm}, nil, ""},
+		{"initials of another name", "What exact match does REALM list for GraphRetriever on Natural Language Inference?", []Chunk{realm}, []string{"Natural Language Inference"}, "Natural Language Inference"},
+		{"one of two alternatives", "Did BEIR run BM25 through Lucene/Pyserini, and with which k1?", []Chunk{lucene}, nil, ""},
+		{"neither alternative", "Did BEIR run BM25 through Vespa/Pyserini, and with which k1?", []Chunk{lucene}, []string{"Vespa"}, "Vespa"},
+	})
+	// "CNN/Daily Mail" is one dataset's two names: a phrase after a slash is no alternative.
+	if texts := hardItems("What ROUGE-L does GPT-2 get on CNN/Daily Mail?"); !slices.Equal(texts, []string{"ROUGE-L", "GPT-2", "CNN", "Daily Mail"}) {
+		t.Errorf("hard items %q, want the dataset's two names as two items", texts)
 	}
 }
 
@@ -377,6 +420,26 @@ func TestGateTable(t *testing.T) {
 		{"third name elsewhere in the paper", "What SQuAD 1.1 score does the LTR model get with a BiLSTM on top?", []Chunk{table, other}, nil, ""},
 		{"third name nowhere in the paper", "What RACE score does the LTR model get with a BiLSTM on top?", []Chunk{table, other}, []string{"RACE"}, "do not mention RACE"},
 		{"two names are not a table", "What does the BiLSTM reach on RACE?", []Chunk{table, other}, []string{"RACE"}, "do not mention RACE"},
+	})
+	// A column's metric and a row's model, two names far apart in one table, are on the
+	// question; the same two names far apart in prose are not.
+	bleu := Chunk{ID: "bleu", DocID: "transformer", Title: "Attention Is All You Need",
+		Text: "Table 2: The Transformer achieves better BLEU scores than previous state-of-the-art models. Model BLEU Training Cost (FLOPs) " +
+			"EN-DE EN-FR EN-DE EN-FR ByteNet [18] 23.75 Deep-Att + PosUnk [39] 39.2 1.0 · 1020 GNMT + RL [38] 24.6 39.92 2.3 · 1019 1.4 · 1020 " +
+			"ConvS2S [9] 25.16 40.46 9.6 · 1018 1.5 · 1020 MoE [32] 26.03 40.56 2.0 · 1019 1.2 · 1020"}
+	prose := Chunk{ID: "prose", DocID: "prose", Title: "Attention Is All You Need",
+		Text: "We report BLEU on the test set. " + strings.Repeat("The big model was trained for 3.5 days on eight GPUs. ", 3) +
+			"Unlike ConvS2S, the number of operations to relate two positions is constant."}
+	// QLoRA's pattern: the metric in prose, the model as a row of another table.
+	elo := Chunk{ID: "elo", DocID: "qlora", Title: "QLoRA: Efficient Finetuning of Quantized LLMs",
+		Text: "Strong MMLU performance does not imply strong chatbot performance, as measured by the Vicuna benchmark, and the " +
+			"suitability of a finetuning dataset matters more than its size for a given task. Table 1: Elo ratings. Model Size Elo GPT-4 - 1348 1 Guanaco 65B 41 GB 1022 1"}
+	corpus = []Chunk{bleu, prose, elo}
+	runGateCases(t, gatePipeline(t, corpus), corpus, []gateCase{
+		{"a row and a column", "What BLEU does GNMT+RL get in the table?", []Chunk{bleu}, nil, ""},
+		{"a row and a column, spaced", "What BLEU does ConvS2S score in the table?", []Chunk{bleu}, nil, ""},
+		{"two names apart in prose", "What BLEU does ConvS2S score in the table?", []Chunk{prose}, []string{"ConvS2S"}, "ConvS2S"},
+		{"a row of another table", "What accuracy does GPT-4 reach on MMLU?", []Chunk{elo}, []string{"MMLU"}, "MMLU"},
 	})
 	// Without BM25 the paper cannot be searched: the window decides, as before.
 	plain, err := New(Config{Searcher: gateSearcher{corpus}})
@@ -489,5 +552,37 @@ func TestGateMixedInitials(t *testing.T) {
 		if want := it.text == "FiD"; it.acro != want {
 			t.Errorf("item %q: acro %v, want %v", it.text, it.acro, want)
 		}
+	}
+}
+
+// TestGateUnitsAndMakers: a unit written onto its figure ("76GB") states the unit a
+// question names ("how many GB"), a round figure ("79k") the table's "79,168", and
+// "GPT-generated" is GPT's, made an adjective.
+func TestGateUnitsAndMakers(t *testing.T) {
+	ix := newEvidenceIndex("CC-News holds 63 million articles, 76GB after filtering; a query takes 12ms. NQ has 79,168 training questions.")
+	checkCovers(t, ix, []coverCase{
+		{"GB", true}, {"ms", true}, {"TB", false}, {"76GB", true},
+		// The user's round figure.
+		{"79k", true}, {"79K", true}, {"80k", false}, {"79M", false}, {"7k", false},
+	})
+	if hard := hardItems("What share of E5-mistral's GPT-generated data is in English?"); !slices.Equal(hard, []string{"E5-mistral", "GPT"}) {
+		t.Errorf("hard items %q, want E5-mistral and GPT", hard)
+	}
+}
+
+// TestGateFollowUpWords: an elliptical follow-up kept in its thread takes its subject from
+// the thread, so a word of its own the corpus never uses is no sign it is about something
+// else; the same words asked outside a thread still are.
+func TestGateFollowUpWords(t *testing.T) {
+	cot := Chunk{ID: "cot", DocID: "cot", Title: "Chain-of-Thought Prompting Elicits Reasoning in Large Language Models",
+		Text: "With an external calculator applied to the generated equations, UL2 20B solves 6.9% of GSM8K problems."}
+	corpus := []Chunk{cot, gateSBERT, gateFill}
+	p := gatePipeline(t, corpus)
+	q := "and once they bolt on the calculator?"
+	if g := p.gateIn(t.Context(), q, []Chunk{cot}, corpus, true); g.refused() {
+		t.Errorf("in its thread, %q refused: %s", q, g.explain)
+	}
+	if g := p.gateIn(t.Context(), q, []Chunk{cot}, corpus, false); !slices.Equal(g.missing, []string{"bolt"}) {
+		t.Errorf("outside a thread, %q missing %q, want bolt", q, g.missing)
 	}
 }

@@ -814,10 +814,11 @@ func (ix *evidenceIndex) rounded(lead string, zeros int) []int {
 // capitals: "CommonsenseQA", "StrategyQA".
 var camelTail = regexp.MustCompile(`^[A-Z][a-z]+(?:[A-Z][a-z]+)*([A-Z]{2,})$`)
 
-// camelShort returns where a short form of a camel-case name occurs: a word of three to
-// six letters that starts with the name's first letter, ends in its capitals and spells
-// the rest from letters of the words between in order ("CSQA" for "CommonsenseQA"), and
-// that is not the name's own end. The capitals at the end keep it to the names papers
+// camelShort returns where a short form of a camel-case name occurs: a word of at most six
+// letters that starts with the name's first letter, ends in its capitals and spells at
+// least one letter between from the words between, in order ("CSQA" for "CommonsenseQA"),
+// and that is not the name's own end. The bare "CQA" is none: every name of a C and a QA
+// would be it. The capitals at the end keep it to the names papers
 // shorten so, datasets ending in "QA".
 func (ix *evidenceIndex) camelShort(text string) []int {
 	m := camelTail.FindStringSubmatch(text)

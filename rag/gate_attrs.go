@@ -387,9 +387,14 @@ func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept
 				keptText, keptIx = append(keptText, t), append(keptIx, newEvidenceIndex(t))
 			}
 		}
+		// states reports whether a passage states the setting, and when its figure is
+		// asked, gives one where what it is asked of is named.
+		states := func(ix *evidenceIndex, text string) bool {
+			return a.isStated(ix, text, question, value) && (!value || !a.valued || qualified(ix, text))
+		}
 		stated := false
 		for i := range kept {
-			stated = stated || a.isStated(keptIx[i], keptText[i], question, value) && (!value || !a.valued || qualified(keptIx[i], keptText[i]))
+			stated = stated || states(keptIx[i], keptText[i])
 		}
 		if stated {
 			continue
@@ -398,8 +403,7 @@ func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept
 		// its reference list, which the reference filter would drop with it. A common
 		// word like "learning" fills the first hits with other passages, hence the depth.
 		n := p.docPassages(ctx, a.query, attributeHits, func(text string) bool {
-			ix := newEvidenceIndex(text)
-			return a.isStated(ix, text, question, value) && (!value || !a.valued || qualified(ix, text))
+			return states(newEvidenceIndex(text), text)
 		}, kept, enc)
 		if n != nil && len(n) == 0 {
 			missing = append(missing, keyItem{text: a.name, key: squeeze(a.name)})

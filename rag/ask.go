@@ -107,8 +107,9 @@ func (p *Pipeline) ask(ctx context.Context, q Question, fn func(delta string) er
 	// An elliptical follow-up ("And what batch size did they use?") is answered from the
 	// thread's papers when they hold evidence; any other question in a thread when its
 	// best passage is theirs. The gate then checks the evidence chosen.
-	inThread := len(steered) > 0 && isFollowUp(q.Text)
-	if isFollowUp(q.Text) {
+	followUp := isFollowUp(q.Text)
+	inThread := len(steered) > 0 && followUp
+	if followUp {
 		r.Hits = sameDocs(p.steeredEvidence(ctx, r, steered, q.Text), steered, true)
 	} else {
 		r.Hits = sameDocs(r.Hits, steered, false)

@@ -818,8 +818,8 @@ var camelTail = regexp.MustCompile(`^[A-Z][a-z]+(?:[A-Z][a-z]+)*([A-Z]{2,})$`)
 // letters that starts with the name's first letter, ends in its capitals and spells at
 // least one letter between from the words between, in order ("CSQA" for "CommonsenseQA"),
 // and that is not the name's own end. The bare "CQA" is none: every name of a C and a QA
-// would be it. The capitals at the end keep it to the names papers
-// shorten so, datasets ending in "QA".
+// would be it. The capitals at the end keep it to the names papers shorten so, datasets
+// ending in "QA".
 func (ix *evidenceIndex) camelShort(text string) []int {
 	m := camelTail.FindStringSubmatch(text)
 	if m == nil {
@@ -1177,7 +1177,11 @@ func (p *Pipeline) hardCoverage(ctx context.Context, hard []keyItem, owners []st
 	// one as a row of a table the other heads, is on the question.
 	if len(hard) == 2 && bestN < 2 {
 		for i, c := range kept {
-			if chunkIx[i].covers(hard[0]) && chunkIx[i].covers(hard[1]) && (tableRow(c.Text, hard[0], hard[1]) || tableRow(c.Text, hard[1], hard[0])) {
+			if !chunkIx[i].covers(hard[0]) || !chunkIx[i].covers(hard[1]) {
+				continue
+			}
+			ws, _ := segWords(withoutReferences(c.Text))
+			if tableRow(ws, chunkIx[i], hard[0], hard[1]) || tableRow(ws, chunkIx[i], hard[1], hard[0]) {
 				return nil, nil, holders
 			}
 		}
@@ -1221,9 +1225,10 @@ func (p *Pipeline) hardCoverage(ctx context.Context, hard []keyItem, owners []st
 // 25.16 40.46"), and the words between it and col are a table's, at least tableShare of
 // them figures, within tableSpan words. QLoRA names MMLU in prose and GPT-4 in a table
 // of Elo ratings, which is no table of GPT-4's MMLU.
-func tableRow(text string, row, col keyItem) bool {
-	ws, _ := segWords(withoutReferences(text))
-	ix := newEvidenceIndex(strings.Join(ws, " "))
+//
+// ws are the words of the passage without its references, and ix its evidence index,
+// whose first len(ws) places are those words (the section heading follows them).
+func tableRow(ws []string, ix *evidenceIndex, row, col keyItem) bool {
 	figures := make([]int, len(ws)+1) // figures[i]: figures among ws[:i]
 	for i := range ws {
 		figures[i+1] = figures[i]
@@ -1232,10 +1237,13 @@ func tableRow(text string, row, col keyItem) bool {
 		}
 	}
 	for _, p := range ix.at(row) {
-		if figures[min(p+1+rowSpan, len(ws))]-figures[p+1] < 2 {
+		if p >= len(ws) || figures[min(p+1+rowSpan, len(ws))]-figures[p+1] < 2 {
 			continue
 		}
 		for _, q := range ix.at(col) {
+			if q >= len(ws) {
+				continue
+			}
 			lo, hi := min(p, q), max(p, q)
 			if hi-lo <= tableSpan && float64(figures[hi+1]-figures[lo]) >= tableShare*float64(hi-lo+1) {
 				return true

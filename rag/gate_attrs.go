@@ -91,7 +91,8 @@ func (a attribute) isAsked(q *evidenceIndex, question string) bool {
 }
 
 // isStated reports whether the text reports the setting; with value, a figure for it.
-func (a attribute) isStated(ix *evidenceIndex, text, question string, value bool) bool {
+// premise is the question's own words (wordSet).
+func (a attribute) isStated(ix *evidenceIndex, text, question string, value bool, premise map[string]bool) bool {
 	if a.statedRe != nil && a.statedRe.MatchString(text) {
 		return true
 	}
@@ -113,11 +114,6 @@ func (a attribute) isStated(ix *evidenceIndex, text, question string, value bool
 	// A figure the question itself gives is its premise, not the setting's value: "up to
 	// 4K examples per batch" does not say how many accumulation steps made the question's
 	// "4K-example batches".
-	premise := map[string]bool{}
-	qws, _ := segWords(question)
-	for _, w := range qws {
-		premise[w] = true
-	}
 	ws, _ := segWords(text)
 	for _, p := range at {
 		for i := max(p-valueBefore, 0); i < min(p+valueAfter+1, len(ws)); i++ {
@@ -335,6 +331,16 @@ func qualifiers(hard []keyItem, owners []string, subject []Chunk) []keyItem {
 	return out
 }
 
+// wordSet is the set of the text's words as segWords spells them.
+func wordSet(text string) map[string]bool {
+	ws, _ := segWords(text)
+	out := make(map[string]bool, len(ws))
+	for _, w := range ws {
+		out[w] = true
+	}
+	return out
+}
+
 func coversAny(ix *evidenceIndex, items []keyItem) bool {
 	for _, it := range items {
 		if ix.covers(it) {
@@ -357,6 +363,7 @@ func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept
 	}
 	q := newEvidenceIndex(question)
 	value := valueQuestion.MatchString(question) && !notValueQuestion.MatchString(question)
+	premise := wordSet(question)
 	var parts [][]keyItem
 	for _, c := range components {
 		if coversAny(q, c) {
@@ -390,7 +397,7 @@ func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept
 		// states reports whether a passage states the setting, and when its figure is
 		// asked, gives one where what it is asked of is named.
 		states := func(ix *evidenceIndex, text string) bool {
-			return a.isStated(ix, text, question, value) && (!value || !a.valued || qualified(ix, text))
+			return a.isStated(ix, text, question, value, premise) && (!value || !a.valued || qualified(ix, text))
 		}
 		stated := false
 		for i := range kept {

@@ -104,6 +104,7 @@ const (
 	report68File = "testdata/report68.jsonl"
 	report69File = "testdata/report69.jsonl"
 	report70File = "testdata/report70.jsonl"
+	report71File = "testdata/report71.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -186,6 +187,7 @@ var laterBatches = map[string]map[string]int{
 	report68File: quarterBrief,
 	report69File: quarterBrief,
 	report70File: quarterBrief,
+	report71File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

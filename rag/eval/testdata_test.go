@@ -105,6 +105,7 @@ const (
 	report69File = "testdata/report69.jsonl"
 	report70File = "testdata/report70.jsonl"
 	report71File = "testdata/report71.jsonl"
+	report72File = "testdata/report72.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -188,6 +189,7 @@ var laterBatches = map[string]map[string]int{
 	report69File: quarterBrief,
 	report70File: quarterBrief,
 	report71File: quarterBrief,
+	report72File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -106,6 +106,7 @@ const (
 	report70File = "testdata/report70.jsonl"
 	report71File = "testdata/report71.jsonl"
 	report72File = "testdata/report72.jsonl"
+	report73File = "testdata/report73.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -190,6 +191,7 @@ var laterBatches = map[string]map[string]int{
 	report70File: quarterBrief,
 	report71File: quarterBrief,
 	report72File: quarterBrief,
+	report73File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

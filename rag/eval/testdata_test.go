@@ -107,6 +107,7 @@ const (
 	report71File = "testdata/report71.jsonl"
 	report72File = "testdata/report72.jsonl"
 	report73File = "testdata/report73.jsonl"
+	report74File = "testdata/report74.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -192,6 +193,7 @@ var laterBatches = map[string]map[string]int{
 	report71File: quarterBrief,
 	report72File: quarterBrief,
 	report73File: quarterBrief,
+	report74File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -108,6 +108,7 @@ const (
 	report72File = "testdata/report72.jsonl"
 	report73File = "testdata/report73.jsonl"
 	report74File = "testdata/report74.jsonl"
+	report75File = "testdata/report75.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -194,6 +195,7 @@ var laterBatches = map[string]map[string]int{
 	report72File: quarterBrief,
 	report73File: quarterBrief,
 	report74File: quarterBrief,
+	report75File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -109,6 +109,7 @@ const (
 	report73File = "testdata/report73.jsonl"
 	report74File = "testdata/report74.jsonl"
 	report75File = "testdata/report75.jsonl"
+	report76File = "testdata/report76.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -196,6 +197,7 @@ var laterBatches = map[string]map[string]int{
 	report73File: quarterBrief,
 	report74File: quarterBrief,
 	report75File: quarterBrief,
+	report76File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -103,6 +103,7 @@ const (
 	report67File = "testdata/report67.jsonl"
 	report68File = "testdata/report68.jsonl"
 	report69File = "testdata/report69.jsonl"
+	report77File = "testdata/report77.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -184,6 +185,7 @@ var laterBatches = map[string]map[string]int{
 	report67File: quarterBrief,
 	report68File: quarterBrief,
 	report69File: quarterBrief,
+	report77File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

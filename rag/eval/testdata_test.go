@@ -110,6 +110,7 @@ const (
 	report74File = "testdata/report74.jsonl"
 	report75File = "testdata/report75.jsonl"
 	report76File = "testdata/report76.jsonl"
+	report77File = "testdata/report77.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -198,6 +199,7 @@ var laterBatches = map[string]map[string]int{
 	report74File: quarterBrief,
 	report75File: quarterBrief,
 	report76File: quarterBrief,
+	report77File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -90,13 +90,24 @@ func (a attribute) isAsked(q *evidenceIndex, question string) bool {
 	return coversAny(q, a.asked) || (a.askedRe != nil && a.askedRe.MatchString(question))
 }
 
+// figureAsked reports whether the question asks for the setting's figure. A setting with
+// its own way of being asked for one (valueAsked) decides by that alone: "How many warmup
+// steps did the schedule use?" asks for a figure although "schedule" asks how, not how
+// much, of the other settings.
+func (a attribute) figureAsked(question string) bool {
+	if a.valueAsked != nil {
+		return a.valueAsked.MatchString(question)
+	}
+	return valueQuestion.MatchString(question) && !notValueQuestion.MatchString(question)
+}
+
 // isStated reports whether the text reports the setting; with value, a figure for it.
 // premise is the question's own words (wordSet).
-func (a attribute) isStated(ix *evidenceIndex, text, question string, value bool, premise map[string]bool) bool {
+func (a attribute) isStated(ix *evidenceIndex, text string, value bool, premise map[string]bool) bool {
 	if a.statedRe != nil && a.statedRe.MatchString(text) {
 		return true
 	}
-	if !value || !a.valued || (a.valueAsked != nil && !a.valueAsked.MatchString(question)) {
+	if !value || !a.valued {
 		return coversAny(ix, a.stated)
 	}
 	var at []int
@@ -362,7 +373,6 @@ func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept
 		return nil
 	}
 	q := newEvidenceIndex(question)
-	value := valueQuestion.MatchString(question) && !notValueQuestion.MatchString(question)
 	premise := wordSet(question)
 	var parts [][]keyItem
 	for _, c := range components {
@@ -394,10 +404,11 @@ func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept
 				keptText, keptIx = append(keptText, t), append(keptIx, newEvidenceIndex(t))
 			}
 		}
+		value := a.figureAsked(question)
 		// states reports whether a passage states the setting, and when its figure is
 		// asked, gives one where what it is asked of is named.
 		states := func(ix *evidenceIndex, text string) bool {
-			return a.isStated(ix, text, question, value, premise) && (!value || !a.valued || qualified(ix, text))
+			return a.isStated(ix, text, value, premise) && (!value || !a.valued || qualified(ix, text))
 		}
 		stated := false
 		for i := range kept {

@@ -786,6 +786,10 @@ func segWordsCase(text string) (ws []string, brk, plain []bool) {
 		if (r == ',' || r == '.') && i > 0 && i+1 < len(rs) && unicode.IsDigit(rs[i-1]) && unicode.IsDigit(rs[i+1]) {
 			continue
 		}
+		// "TL;DR" is one name, as the question's tokenizer reads it.
+		if r == ';' && i > 0 && i+1 < len(rs) && unicode.IsLetter(rs[i-1]) && unicode.IsLetter(rs[i+1]) {
+			continue
+		}
 		if cur.Len() > 0 {
 			flush()
 		}
@@ -1542,9 +1546,14 @@ func explainMissing(missing []keyItem, candidates []Chunk) string {
 	var parts []string
 	var plain []string
 	used := map[string]bool{}
+	// A variant that is itself missing ("beta2" beside "beta1") is not one the papers
+	// mention in the kept evidence: naming it would say both that they do and do not.
+	for _, it := range missing {
+		used[squeeze(it.text)] = true
+	}
 	for _, it := range missing[:min(len(missing), gateMaxMissing)] {
-		if v := variantOf(it, candidates); v != "" && !used[v] {
-			used[v] = true
+		if v := variantOf(it, candidates); v != "" && !used[squeeze(v)] {
+			used[squeeze(v)] = true
 			parts = append(parts, "The papers mention "+v+", but not "+it.text+".")
 			continue
 		}

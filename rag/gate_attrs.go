@@ -3,6 +3,7 @@ package rag
 import (
 	"context"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -110,16 +111,24 @@ func (a attribute) isStated(ix *evidenceIndex, text string, value bool, premise 
 	if !value || !a.valued {
 		return coversAny(ix, a.stated)
 	}
-	var at []int
-	for _, it := range a.stated {
-		// Every place it occurs: at gives a stem's exact spelling first ("dropout"), and the
-		// figure may be beside another ("dropouts with a rate of 0.1").
-		if it.stem != "" {
-			at = append(at, ix.stems[it.stem]...)
-		}
-		at = append(at, ix.at(it)...)
-	}
+	at := a.places(ix)
 	if len(at) == 0 {
+		return false
+	}
+	// A figure with another setting named between it and this one is that setting's:
+	// "linear scheduling with warm-up and dropout rate 0.1" gives no warm-up steps.
+	var others []int
+	for _, b := range attributes {
+		if b.valued && b.name != a.name {
+			others = append(others, b.places(ix)...)
+		}
+	}
+	between := func(p, i int) bool {
+		for _, o := range others {
+			if o > min(p, i) && o < max(p, i) && !slices.Contains(at, o) {
+				return true
+			}
+		}
 		return false
 	}
 	// A figure the question itself gives is its premise, not the setting's value: "up to
@@ -128,12 +137,25 @@ func (a attribute) isStated(ix *evidenceIndex, text string, value bool, premise 
 	ws, _ := segWords(text)
 	for _, p := range at {
 		for i := max(p-valueBefore, 0); i < min(p+valueAfter+1, len(ws)); i++ {
-			if isFigure(ws, i) && !premise[ws[i]] {
+			if isFigure(ws, i) && !premise[ws[i]] && !between(p, i) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// places returns every place the text names the setting: at gives a stem's exact spelling
+// first ("dropout"), and the figure may be beside another ("dropouts with a rate of 0.1").
+func (a attribute) places(ix *evidenceIndex) []int {
+	var at []int
+	for _, it := range a.stated {
+		if it.stem != "" {
+			at = append(at, ix.stems[it.stem]...)
+		}
+		at = append(at, ix.at(it)...)
+	}
+	return at
 }
 
 // A setting's figure stands a few words from its name: "dropout rate of 0.1", "Pdrop =

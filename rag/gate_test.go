@@ -648,3 +648,17 @@ func TestEvidenceIndexTitleInitials(t *testing.T) {
 	ix := newEvidenceIndex("As in Vaswani et al. (2017), exact match on NQ and TQA is reported.")
 	checkCovers(t, ix, []coverCase{{"Natural Questions", true}, {"Evolved Transformer", false}})
 }
+
+// TestExplainMissingVariants: a variant the explanation offers is one the papers hold, not
+// another missing name; "TL;DR" is one name in the evidence as in the question.
+func TestExplainMissingVariants(t *testing.T) {
+	adam := Chunk{ID: "b2", DocID: "x", Title: "X", Text: "Adam with beta2 = 0.98 and GPT-3 as a judge."}
+	items := []keyItem{{text: "beta1", key: "beta1", hard: true}, {text: "beta2", key: "beta2", hard: true}}
+	if got, want := explainMissing(items, []Chunk{adam}), "The papers do not mention beta1 or beta2."; got != want {
+		t.Errorf("explain %q, want %q", got, want)
+	}
+	if got, want := explainMissing([]keyItem{{text: "GPT-4", key: "gpt4", hard: true}}, []Chunk{adam}), "The papers mention GPT-3, but not GPT-4."; got != want {
+		t.Errorf("explain %q, want %q", got, want)
+	}
+	checkCovers(t, newEvidenceIndex("On the TL;DR summarization dataset; the model wins."), []coverCase{{"TL;DR", true}, {"TLDR", true}})
+}

@@ -199,3 +199,36 @@ func TestResumeWithOriginalGone(t *testing.T) {
 		})
 	}
 }
+
+// TestBusyNoticeNotRepeatedAfterCrash: the fault-and-load test once saw a DM get a busy
+// notice and then, after footnote was killed and restarted, an answer too: the process died
+// between posting the notice and recording it. The notice is now marked before it is
+// posted, so the resumed attempt finds it in the channel and posts nothing more.
+func TestBusyNoticeNotRepeatedAfterCrash(t *testing.T) {
+	h := newHarness(t)
+	h.run(t)
+	h.core.Full.Store(true)
+	h.dc.dispatch(t, "MESSAGE_CREATE", fixture(t, "message_dm", nil))
+	waitFor(t, "busy reply in the DM", func() bool { return len(h.dc.callsOf("POST", "/channels/"+dmID+"/messages")) == 1 })
+	h.settle(t)
+	var key string
+	for k := range h.core.Outcomes() {
+		key = k
+	}
+	first := h.core.Ticket(key)
+	if first == nil || first.Placeholder() != posting {
+		t.Fatalf("ticket %q left placeholder %q before posting the notice; want %q", key, first.Placeholder(), posting)
+	}
+
+	// The next process resumes the question from what the first one recorded before the
+	// notice went out.
+	h.core.Full.Store(false)
+	var got string
+	h.core.Resumer()(t.Context(), bot.NewTicket(key, first.Payload(), first.Placeholder(), func(o string) { got = o }))
+	if n := len(h.dc.callsOf("POST", "/channels/"+dmID+"/messages")); n != 1 {
+		t.Errorf("%d messages in the DM after the resumed attempt; want the one busy notice", n)
+	}
+	if got != "busy" {
+		t.Errorf("resumed question ended %q; want busy (its notice was already shown)", got)
+	}
+}

@@ -175,8 +175,9 @@ type fakeDiscord struct {
 	calls    []apiCall
 	channels map[string]map[string]any // GET /channels/{id}
 	msgSeq   int
-	original map[string]string // interaction token → id of the original response
-	deleted  map[string]bool   // interaction tokens whose original response was deleted
+	original map[string]string           // interaction token → id of the original response
+	deleted  map[string]bool             // interaction tokens whose original response was deleted
+	posted   map[string][]map[string]any // channel → messages posted there, for listing
 	// fail, when set, may answer a call with an error status and JSON body.
 	fail func(method, path string) (int, string, bool)
 	// unauthorized makes every REST call answer 401.
@@ -198,7 +199,7 @@ type gwPacket struct {
 
 func newFakeDiscord(t *testing.T) *fakeDiscord {
 	t.Helper()
-	f := &fakeDiscord{t: t, channels: map[string]map[string]any{}, identify: make(chan gwPacket, 8), original: map[string]string{}, deleted: map[string]bool{}, dispatched: map[string]time.Time{}}
+	f := &fakeDiscord{t: t, channels: map[string]map[string]any{}, identify: make(chan gwPacket, 8), original: map[string]string{}, deleted: map[string]bool{}, posted: map[string][]map[string]any{}, dispatched: map[string]time.Time{}}
 	f.channels[channelID] = map[string]any{"id": channelID, "type": 0, "guild_id": guildID, "name": "papers"}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/v9/", f.serveREST)
@@ -235,7 +236,8 @@ func (f *fakeDiscord) nextMessageID() string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.msgSeq++
-	return fmt.Sprintf("14000000000000%05d", f.msgSeq)
+	// Later than every fixture's message, as Discord's snowflakes grow with time.
+	return fmt.Sprintf("19000000000000%05d", f.msgSeq)
 }
 
 // originalID is the message id of an interaction's original response, fixed per token.
@@ -321,7 +323,22 @@ func (f *fakeDiscord) serveREST(w http.ResponseWriter, r *http.Request) {
 		f.mu.Unlock()
 		writeJSON(w, 201, th)
 	case parts[0] == "channels" && len(parts) == 3 && parts[2] == "messages" && r.Method == "POST":
-		writeJSON(w, 200, echo(f.nextMessageID(), parts[1]))
+		m := echo(f.nextMessageID(), parts[1])
+		f.mu.Lock()
+		f.posted[parts[1]] = append(f.posted[parts[1]], m)
+		f.mu.Unlock()
+		writeJSON(w, 200, m)
+	case parts[0] == "channels" && len(parts) == 3 && parts[2] == "messages" && r.Method == "GET":
+		after := r.URL.Query().Get("after")
+		out := []map[string]any{}
+		f.mu.Lock()
+		for _, m := range f.posted[parts[1]] {
+			if id := m["id"].(string); len(id) > len(after) || len(id) == len(after) && id > after {
+				out = append(out, m)
+			}
+		}
+		f.mu.Unlock()
+		writeJSON(w, 200, out)
 	case parts[0] == "channels" && len(parts) == 3 && parts[2] == "typing":
 		w.WriteHeader(http.StatusNoContent)
 	default:

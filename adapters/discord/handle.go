@@ -643,6 +643,9 @@ func (a *Adapter) privateChannel(ctx context.Context, m *discordgo.Message, chan
 func (a *Adapter) answer(ctx context.Context, q question) {
 	t := ticketFrom(ctx)
 	if t.Stale() {
+		if a.postedBefore(ctx, t, q) {
+			return
+		}
 		if err := a.postAll(ctx, q.target, q.replyTo, []message{{Content: bot.ApologyText}}); err != nil {
 			a.logAPI(err, q.target, "post apology", "Send Messages")
 			t.Done(ctx, "undeliverable")

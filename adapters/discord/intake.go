@@ -160,6 +160,9 @@ func (a *Adapter) question(ctx context.Context, m *discordgo.Message, raw []byte
 		return
 	}
 	if !a.core.Notify(ctx, Platform, func(ctx context.Context) {
+		// Marked first: if the process dies between posting the notice and recording it,
+		// the resumed attempt finds the notice (postedBefore) instead of answering too.
+		t.Save(ctx, posting)
 		if err := a.postAll(ctx, m.ChannelID, m.ID, []message{{Content: bot.BusyText}}); err != nil {
 			a.logAPI(err, m.ChannelID, "post busy notice", "Send Messages")
 			t.GiveUp(ctx, err, transient(err))
@@ -213,10 +216,11 @@ func (a *Adapter) resume(ctx context.Context, t *bot.Ticket) {
 const posting = "posting"
 
 // postedBefore reports whether a previous attempt at this question already posted its
-// answer (and ends the ticket then); otherwise it marks the ticket as posting. It looks for
-// a message by footnote after the question in the channel the answer goes to.
+// reply, an answer or a busy notice (and ends the ticket then); otherwise it marks the
+// ticket as posting. It looks for a message by footnote after the question in the channel
+// the answer goes to. Only an earlier attempt leaves the mark: this one sets it below.
 func (a *Adapter) postedBefore(ctx context.Context, t *bot.Ticket, q question) bool {
-	if t.Resumed() && t.Placeholder() == posting && q.messageID != "" {
+	if t.Placeholder() == posting && q.messageID != "" {
 		var msgs []*discordgo.Message
 		err := a.call(ctx, "list messages", func(opts ...discordgo.RequestOption) error {
 			var err error
@@ -229,8 +233,12 @@ func (a *Adapter) postedBefore(ctx context.Context, t *bot.Ticket, q question) b
 		self := a.selfID()
 		for _, m := range msgs {
 			if m.Author != nil && m.Author.ID == self && (m.MessageReference == nil || m.MessageReference.MessageID == q.messageID) {
-				a.log.Info("answer posted by an earlier attempt; not posting it again", "key", t.Key(), "message", m.ID)
-				t.Done(ctx, "answered")
+				a.log.Info("reply posted by an earlier attempt; not posting another", "key", t.Key(), "message", m.ID)
+				outcome := "answered"
+				if m.Content == bot.BusyText {
+					outcome = "busy"
+				}
+				t.Done(ctx, outcome)
 				return true
 			}
 		}

@@ -18,6 +18,7 @@ type Delivery struct {
 
 	mu        sync.Mutex
 	accepted  map[string]string // key → "answering" or the outcome Done gave
+	tickets   map[string]*bot.Ticket
 	resumer   bot.Resumer
 	apiErrors map[int]int
 }
@@ -32,11 +33,24 @@ func (d *Delivery) Accept(_ context.Context, _, key string, payload []byte, _ ti
 		d.accepted = map[string]string{}
 	}
 	d.accepted[key] = "answering"
-	return bot.NewTicket(key, payload, "", func(outcome string) {
+	t := bot.NewTicket(key, payload, "", func(outcome string) {
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		d.accepted[key] = outcome
-	}), bot.Fresh
+	})
+	if d.tickets == nil {
+		d.tickets = map[string]*bot.Ticket{}
+	}
+	d.tickets[key] = t
+	return t, bot.Fresh
+}
+
+// Ticket is the ticket Accept gave for key (nil if none): what a process that died now
+// would have left for the next one to resume from.
+func (d *Delivery) Ticket(key string) *bot.Ticket {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.tickets[key]
 }
 
 // Outcomes lists the outcome of every accepted question by key.

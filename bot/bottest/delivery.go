@@ -30,7 +30,7 @@ func (d *Delivery) Accept(_ context.Context, _, key string, payload []byte, _ ti
 		return nil, bot.Duplicate
 	}
 	if d.accepted == nil {
-		d.accepted = map[string]string{}
+		d.accepted, d.tickets = map[string]string{}, map[string]*bot.Ticket{}
 	}
 	d.accepted[key] = "answering"
 	t := bot.NewTicket(key, payload, "", func(outcome string) {
@@ -38,9 +38,6 @@ func (d *Delivery) Accept(_ context.Context, _, key string, payload []byte, _ ti
 		defer d.mu.Unlock()
 		d.accepted[key] = outcome
 	})
-	if d.tickets == nil {
-		d.tickets = map[string]*bot.Ticket{}
-	}
 	d.tickets[key] = t
 	return t, bot.Fresh
 }

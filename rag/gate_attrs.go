@@ -3,6 +3,7 @@ package rag
 import (
 	"context"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -90,25 +91,44 @@ func (a attribute) isAsked(q *evidenceIndex, question string) bool {
 	return coversAny(q, a.asked) || (a.askedRe != nil && a.askedRe.MatchString(question))
 }
 
+// figureAsked reports whether the question asks for the setting's figure. A setting with
+// its own way of being asked for one (valueAsked) decides by that alone: "How many warmup
+// steps did the schedule use?" asks for a figure although "schedule" asks how, not how
+// much, of the other settings.
+func (a attribute) figureAsked(question string) bool {
+	if a.valueAsked != nil {
+		return a.valueAsked.MatchString(question)
+	}
+	return valueQuestion.MatchString(question) && !notValueQuestion.MatchString(question)
+}
+
 // isStated reports whether the text reports the setting; with value, a figure for it.
 // premise is the question's own words (wordSet).
-func (a attribute) isStated(ix *evidenceIndex, text, question string, value bool, premise map[string]bool) bool {
+func (a attribute) isStated(ix *evidenceIndex, text string, value bool, premise map[string]bool) bool {
 	if a.statedRe != nil && a.statedRe.MatchString(text) {
 		return true
 	}
-	if !value || !a.valued || (a.valueAsked != nil && !a.valueAsked.MatchString(question)) {
+	if !value || !a.valued {
 		return coversAny(ix, a.stated)
 	}
-	var at []int
-	for _, it := range a.stated {
-		// Every place it occurs: at gives a stem's exact spelling first ("dropout"), and the
-		// figure may be beside another ("dropouts with a rate of 0.1").
-		if it.stem != "" {
-			at = append(at, ix.stems[it.stem]...)
-		}
-		at = append(at, ix.at(it)...)
-	}
+	at := a.places(ix)
 	if len(at) == 0 {
+		return false
+	}
+	// A figure with another setting named between it and this one is that setting's:
+	// "linear scheduling with warm-up and dropout rate 0.1" gives no warm-up steps.
+	var others []int
+	for _, b := range attributes {
+		if b.valued && b.name != a.name {
+			others = append(others, b.places(ix)...)
+		}
+	}
+	between := func(p, i int) bool {
+		for _, o := range others {
+			if o > min(p, i) && o < max(p, i) && !slices.Contains(at, o) {
+				return true
+			}
+		}
 		return false
 	}
 	// A figure the question itself gives is its premise, not the setting's value: "up to
@@ -117,12 +137,25 @@ func (a attribute) isStated(ix *evidenceIndex, text, question string, value bool
 	ws, _ := segWords(text)
 	for _, p := range at {
 		for i := max(p-valueBefore, 0); i < min(p+valueAfter+1, len(ws)); i++ {
-			if isFigure(ws, i) && !premise[ws[i]] {
+			if isFigure(ws, i) && !premise[ws[i]] && !between(p, i) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// places returns every place the text names the setting: at gives a stem's exact spelling
+// first ("dropout"), and the figure may be beside another ("dropouts with a rate of 0.1").
+func (a attribute) places(ix *evidenceIndex) []int {
+	var at []int
+	for _, it := range a.stated {
+		if it.stem != "" {
+			at = append(at, ix.stems[it.stem]...)
+		}
+		at = append(at, ix.at(it)...)
+	}
+	return at
 }
 
 // A setting's figure stands a few words from its name: "dropout rate of 0.1", "Pdrop =
@@ -362,7 +395,6 @@ func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept
 		return nil
 	}
 	q := newEvidenceIndex(question)
-	value := valueQuestion.MatchString(question) && !notValueQuestion.MatchString(question)
 	premise := wordSet(question)
 	var parts [][]keyItem
 	for _, c := range components {
@@ -394,10 +426,11 @@ func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept
 				keptText, keptIx = append(keptText, t), append(keptIx, newEvidenceIndex(t))
 			}
 		}
+		value := a.figureAsked(question)
 		// states reports whether a passage states the setting, and when its figure is
 		// asked, gives one where what it is asked of is named.
 		states := func(ix *evidenceIndex, text string) bool {
-			return a.isStated(ix, text, question, value, premise) && (!value || !a.valued || qualified(ix, text))
+			return a.isStated(ix, text, value, premise) && (!value || !a.valued || qualified(ix, text))
 		}
 		stated := false
 		for i := range kept {

@@ -272,3 +272,20 @@ func TestGateSettingQualifier(t *testing.T) {
 		{"the encoders asked", "For how many epochs did they train the DPR encoders?", []Chunk{dpr, dprReader}, nil, ""},
 	})
 }
+
+// TestGateFigureOfAnotherSetting: a figure with another setting named between it and the
+// one asked is the other's; the warm-up asked "how many steps" of a "schedule" is still a
+// figure asked.
+func TestGateFigureOfAnotherSetting(t *testing.T) {
+	dpr := Chunk{ID: "dprwu", DocID: "dpr", Title: "Dense Passage Retrieval for Open-Domain Question Answering",
+		Text: "We train with a learning rate of 1e-5 using Adam, linear scheduling with warm-up and dropout rate 0.1."}
+	bert := Chunk{ID: "bertwu", DocID: "bert", Title: "BERT: Pre-training of Deep Bidirectional Transformers",
+		Text: "BERT uses learning rate warmup over the first 10,000 steps, and linear decay of the learning rate."}
+	corpus := []Chunk{dpr, bert, gateFill}
+	runGateCases(t, gatePipeline(t, corpus), corpus, []gateCase{
+		{"the dropout's figure", "How many warmup steps were in DPR's linear learning-rate schedule?", []Chunk{dpr}, []string{"warmup"}, "warmup"},
+		{"its own figure", "How many warmup steps were in BERT's linear learning-rate schedule?", []Chunk{bert}, nil, ""},
+		{"a figure not asked", "What warmup schedule did DPR use?", []Chunk{dpr}, nil, ""},
+		{"a setting's own figure beside another", "What dropout rate did DPR use?", []Chunk{dpr}, nil, ""},
+	})
+}

@@ -586,3 +586,79 @@ func TestGateFollowUpWords(t *testing.T) {
 		t.Errorf("outside a thread, %q missing %q, want bolt", q, g.missing)
 	}
 }
+
+// TestGateCapitalsOnlyNames: a name a question writes in capitals only ("DROP") is found
+// where the evidence writes it so, not in the plain word ("a drop in accuracy"); a model
+// size ("XL") is found in lower case too, as QLoRA writes "T5 xl".
+func TestGateCapitalsOnlyNames(t *testing.T) {
+	xlnet := Chunk{ID: "xlnet", DocID: "xlnet", Title: "XLNet: Generalized Autoregressive Pretraining for Language Understanding",
+		Text: "Removing the memory causes a drop in accuracy on RACE; XLNet-Large gets 85.4 F1 there. Drop rates were low."}
+	drop := Chunk{ID: "drop", DocID: "drop", Title: "A reading comprehension benchmark",
+		Text: "On DROP the model reaches 60.1 F1 after fine-tuning."}
+	qlora := Chunk{ID: "qlora", DocID: "qlora", Title: "QLoRA: Efficient Finetuning of Quantized LLMs",
+		Text: "We finetune T5 xl and xxl models with 4-bit NF4 and compare their Super-NaturalInstructions RougeL."}
+	corpus := []Chunk{xlnet, drop, qlora, gateFill}
+	runGateCases(t, gatePipeline(t, corpus), corpus, []gateCase{
+		{"plain word is not the name", "What F1 does XLNet-Large get on DROP?", []Chunk{xlnet}, []string{"DROP"}, "DROP"},
+		{"capitals are", "What F1 does the model get on DROP?", []Chunk{drop}, nil, ""},
+		{"a size in lower case", "What RougeL do the T5 XL models get with NF4?", []Chunk{qlora}, nil, ""},
+	})
+	ws, _, plain := segWordsCase("DROP Drop drop DrQA")
+	if !slices.Equal(ws, []string{"drop", "drop", "drop", "drqa"}) || !slices.Equal(plain, []bool{false, true, true, false}) {
+		t.Errorf("segWordsCase: %q %v", ws, plain)
+	}
+}
+
+// TestGateCompoundsAndAliases: capitalised hyphenated parts name a method or a language
+// pair, which the evidence must hold, in either spelling of a pair; a name in brackets is
+// its neighbour's short form; "masked-LM" is "MLM".
+func TestGateCompoundsAndAliases(t *testing.T) {
+	cot := Chunk{ID: "cot", DocID: "cot", Title: "Chain-of-Thought Prompting Elicits Reasoning in Large Language Models",
+		Text: "Chain-of-thought prompting improves GSM8K accuracy for PaLM 540B over standard prompting with exemplars."}
+	wmt := Chunk{ID: "wmt", DocID: "transformer", Title: "Attention Is All You Need",
+		Text: "On the WMT 2014 English-German task the big model reaches 28.4 BLEU after training."}
+	giga := Chunk{ID: "giga", DocID: "xlnet", Title: "XLNet",
+		Text: "Pretraining also uses Giga5 (16GB of text), ClueWeb and Common Crawl."}
+	mlm := Chunk{ID: "mlm", DocID: "bert", Title: "BERT",
+		Text: "The MLM objective masks 15% of the input tokens at random."}
+	corpus := []Chunk{cot, wmt, giga, mlm, gateFill}
+	runGateCases(t, gatePipeline(t, corpus), corpus, []gateCase{
+		{"a method the papers lack", "Does Plan-and-Solve prompting beat chain-of-thought on GSM8K?", []Chunk{cot}, []string{"Plan-and-Solve"}, "Plan-and-Solve"},
+		{"a pair written with to", "What BLEU does the big model reach on English-to-German?", []Chunk{wmt}, nil, ""},
+		{"another pair", "What BLEU does the big model reach on English-to-Romanian?", []Chunk{wmt}, []string{"English-to-Romanian"}, "English-to-Romanian"},
+		{"a short form in brackets", "How much text does English Gigaword (Giga5) add?", []Chunk{giga}, nil, ""},
+		{"initials of word and acronym", "What share of tokens does the masked-LM objective mask?", []Chunk{mlm}, nil, ""},
+	})
+	for q, want := range map[string][]string{
+		"How does Step-Back prompting work?":                     {"Step-Back"},
+		"Is Self-Attention cheaper than recurrence?":             {"Self-Attention"},
+		"What does RAG-Sequence (RAG-Seq) get on NQ?":            {"RAG-Sequence", "NQ"},
+		"How many parameters does RoBERTa (RoBERTa-large) have?": {"RoBERTa", "RoBERTa-large"},
+		"What did LLaMA (65B) score?":                            {"LLaMA", "65B"},
+	} {
+		if got := hardItems(q); !slices.Equal(got, want) {
+			t.Errorf("hard items of %q = %q, want %q", q, got, want)
+		}
+	}
+}
+
+// TestEvidenceIndexTitleInitials: a capitalised name is found as its initials where a
+// table writes them in capitals ("NQ"), not in the plain words they spell ("et al.").
+func TestEvidenceIndexTitleInitials(t *testing.T) {
+	ix := newEvidenceIndex("As in Vaswani et al. (2017), exact match on NQ and TQA is reported.")
+	checkCovers(t, ix, []coverCase{{"Natural Questions", true}, {"Evolved Transformer", false}})
+}
+
+// TestExplainMissingVariants: a variant the explanation offers is one the papers hold, not
+// another missing name; "TL;DR" is one name in the evidence as in the question.
+func TestExplainMissingVariants(t *testing.T) {
+	adam := Chunk{ID: "b2", DocID: "x", Title: "X", Text: "Adam with beta2 = 0.98 and GPT-3 as a judge."}
+	items := []keyItem{{text: "beta1", key: "beta1", hard: true}, {text: "beta2", key: "beta2", hard: true}}
+	if got, want := explainMissing(items, []Chunk{adam}), "The papers do not mention beta1 or beta2."; got != want {
+		t.Errorf("explain %q, want %q", got, want)
+	}
+	if got, want := explainMissing([]keyItem{{text: "GPT-4", key: "gpt4", hard: true}}, []Chunk{adam}), "The papers mention GPT-3, but not GPT-4."; got != want {
+		t.Errorf("explain %q, want %q", got, want)
+	}
+	checkCovers(t, newEvidenceIndex("On the TL;DR summarization dataset; the model wins."), []coverCase{{"TL;DR", true}, {"TLDR", true}})
+}

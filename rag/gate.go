@@ -156,6 +156,17 @@ func questionItems(question string) []keyItem {
 			}
 			continue
 		}
+		// "the 11-billion-parameter T5": a size in words is written "11B" in the papers'
+		// tables and names ("T5-11B") as often as "11 billion", which the index finds as
+		// rounded figures; the unit is a word.
+		if m := countMagnitude.FindStringSubmatch(t.text); m != nil {
+			size := m[1] + magnitudeLetter[strings.ToLower(m[2])]
+			items = append(items, keyItem{text: size, key: squeeze(size), hard: true})
+			if st := terms(m[3]); len(st) == 1 {
+				items = append(items, keyItem{text: m[3], key: squeeze(m[3]), stem: st[0]})
+			}
+			continue
+		}
 		kind := classify(t.text, shouting)
 		// "Plan-and-Solve", "Step-Back", "English-to-German": capitalised parts joined by
 		// hyphens name a method or a language pair, which a paper names so or not at all.
@@ -181,7 +192,8 @@ func questionItems(question string) []keyItem {
 					i++
 					continue
 				}
-				if toks[i+1].text == "of" && i+2 < len(toks) && !toks[i+2].first && isTitle(toks[i+2].text) && classify(toks[i+2].text, false) == kindSoft {
+				// "the Graph Retriever of Min et al.": an author after "of" is a citation.
+				if toks[i+1].text == "of" && i+2 < len(toks) && !toks[i+2].first && isTitle(toks[i+2].text) && classify(toks[i+2].text, false) == kindSoft && !(i+4 < len(toks) && toks[i+3].text == "et" && toks[i+4].text == "al") {
 					text += " of " + toks[i+2].text
 					i += 2
 					continue
@@ -255,6 +267,12 @@ var modifiers = []string{"-style", "-like", "-based", "-sized", "-type", "-speci
 // "2x-bigger", "8-GPU": the count, maybe with its order of magnitude or as a factor, is
 // the first group) or a unit said to be several ("multi-GPU": no count).
 var countUnit = regexp.MustCompile(`^(?:(\d+(?:\.\d+)?[kKmMbBtTxX]?)|multi|single)[-–](\p{Ll}{2,}|\p{Lu}{2,}s?)$`)
+
+// countMagnitude is a count with its order of magnitude in words made an adjective:
+// "11-billion-parameter", "1.5-million-word".
+var countMagnitude = regexp.MustCompile(`(?i)^(\d+(?:\.\d+)?)[-–](thousand|million|billion|trillion)[-–](\p{L}{2,})$`)
+
+var magnitudeLetter = map[string]string{"thousand": "K", "million": "M", "billion": "B", "trillion": "T"}
 
 // co2eq is a CO2 equivalent as papers write it, maybe in tonnes: "co2eq", "tco2eq", "co2e".
 var co2eq = regexp.MustCompile(`^t?co2eq?$`)

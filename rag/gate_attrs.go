@@ -145,6 +145,32 @@ func (a attribute) isStated(ix *evidenceIndex, text string, value bool, premise 
 	return false
 }
 
+// premise reports whether the question gives the setting with its figure: "with batch
+// size 1", "at a dropout of 0.1". Only a plain number right after the setting counts;
+// the "5" of "T5" or "GPT-2" beside it is a name's.
+func (a attribute) premise(q *evidenceIndex, question string) bool {
+	if !a.valued {
+		return false
+	}
+	ws, _ := segWords(question)
+	for _, p := range a.places(q) {
+		for i := p + 1; i < min(p+4, len(ws)); i++ {
+			if plainNumber.MatchString(ws[i]) {
+				return true
+			}
+			if !premiseGlue[ws[i]] {
+				break
+			}
+		}
+	}
+	return false
+}
+
+// premiseGlue are the words between a setting and the figure a question gives it.
+var premiseGlue = map[string]bool{"size": true, "rate": true, "of": true, "at": true, "to": true, "set": true, "is": true, "was": true}
+
+var plainNumber = regexp.MustCompile(`^\d+(?:\.\d+)?[km]?$`)
+
 // places returns every place the text names the setting: at gives a stem's exact spelling
 // first ("dropout"), and the figure may be beside another ("dropouts with a rate of 0.1").
 func (a attribute) places(ix *evidenceIndex) []int {
@@ -417,7 +443,9 @@ func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept
 	var keptIx []*evidenceIndex
 	var missing []keyItem
 	for _, a := range attributes {
-		if !a.isAsked(q, question) {
+		// "with batch size 1, how much memory do the gradients take?": a setting the
+		// question gives with its figure is its premise, not what it asks.
+		if !a.isAsked(q, question) || a.premise(q, question) {
 			continue
 		}
 		if keptIx == nil {

@@ -30,6 +30,8 @@ var (
 		Text: "T5 uses a constant learning rate for the first steps and then exponentially decays the learning rate; the averaged weights use an EMA decay of 0.999."}
 	attrInit = Chunk{ID: "init", DocID: "qlora", Title: "QLoRA: Efficient Finetuning of Quantized LLMs",
 		Text: "The LoRA matrix L2 is initialized to zero, so the model starts unchanged."}
+	attrMemory = Chunk{ID: "mem", DocID: "qlora", Title: "QLoRA: Efficient Finetuning of Quantized LLMs",
+		Text: "For a 7B LLaMA model finetuned on FLAN v2 with 1 example per step, the LoRA input gradients take 567 MB of memory."}
 	attrWD = Chunk{ID: "wd", DocID: "bert", Title: "BERT: Pre-training of Deep Bidirectional Transformers",
 		Text: "We train BERT with Adam, a learning rate of 1e-4 and an L2 weight decay of 0.01."}
 )
@@ -37,7 +39,7 @@ var (
 // TestGateUnstatedAttribute: a question about a training setting the paper never reports is
 // refused naming it; one the paper reports, even in a passage not kept, is answered.
 func TestGateUnstatedAttribute(t *testing.T) {
-	corpus := []Chunk{attrDSI, attrDSIb, attrQLoRA, attrQLoRAb, attrT5, attrTransformer, attrPdrop, attrClips, attrBatch, attrLRDecay, attrWD, attrInit, attrInitState}
+	corpus := []Chunk{attrDSI, attrDSIb, attrQLoRA, attrQLoRAb, attrT5, attrTransformer, attrPdrop, attrClips, attrBatch, attrLRDecay, attrWD, attrInit, attrInitState, attrMemory}
 	p := gatePipeline(t, corpus)
 	runGateCases(t, p, corpus, []gateCase{
 		{"setting the paper never states", "What dropout rate did the DSI models use during training?", []Chunk{attrDSI}, []string{"dropout"}, "dropout"},
@@ -67,6 +69,9 @@ func TestGateUnstatedAttribute(t *testing.T) {
 		// "top-p" is a sampling setting; "top" alone is not.
 		{"top-p the paper never states", "What top-p did the DSI models decode with?", []Chunk{attrDSI}, []string{"top-p"}, "top-p"},
 		{"a model on top is no sampling setting", "Which learning rate did the DSI models use with a classifier on top?", []Chunk{attrDSI}, nil, ""},
+		// The question gives the batch size; it asks how long training took.
+		{"a setting given with its figure is a premise", "With batch size 1, how much memory do the LoRA input gradients of a 7B LLaMA take?", []Chunk{attrMemory}, nil, ""},
+		{"a setting asked beside a name with a digit", "Which batch size did T5 use?", []Chunk{attrT5}, []string{"batch size"}, "batch size"},
 	})
 }
 

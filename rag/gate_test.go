@@ -635,6 +635,9 @@ func TestGateCompoundsAndAliases(t *testing.T) {
 		"What does RAG-Sequence (RAG-Seq) get on NQ?":            {"RAG-Sequence", "NQ"},
 		"How many parameters does RoBERTa (RoBERTa-large) have?": {"RoBERTa", "RoBERTa-large"},
 		"What did LLaMA (65B) score?":                            {"LLaMA", "65B"},
+		// An author after "of" is a citation, not part of the name.
+		"What does the Graph Retriever of Min et al. get on TriviaQA?": {"Graph Retriever", "TriviaQA"},
+		"What BLEU does the 11-billion-parameter T5 get?":              {"BLEU", "11B", "T5"},
 	} {
 		if got := hardItems(q); !slices.Equal(got, want) {
 			t.Errorf("hard items of %q = %q, want %q", q, got, want)

@@ -231,7 +231,8 @@ var attributes = []attribute{
 	attr("temperature", []string{"temperature"}, []string{"temperature"}).withValue(),
 	attr("momentum", []string{"momentum"}, []string{"momentum"}).withValue(),
 	// Papers write Adam's epsilon "ε" beside the optimizer, and no BM25 term holds "ε".
-	attr("epsilon", []string{"epsilon"}, []string{"epsilon", "eps"}).searchedBy("epsilon eps adam").withValue(),
+	// "eps" as spelled: its stem "ep" is DPR's passage encoder "EP(·)", beside a figure.
+	attr("epsilon", []string{"epsilon"}, []string{"epsilon", "=eps"}).searchedBy("epsilon eps adam").withValue(),
 	attr("epochs", []string{"epoch", "epochs"}, []string{"epoch"}).withValue(),
 	attr("optimizer", []string{"optimizer", "optimiser"}, []string{"optimizer", "optimiser", "adam", "adamw", "adafactor", "sgd", "gradient descent", "lamb", "rmsprop"}),
 	attr("beam size", []string{"beam size", "beam width"}, []string{"beam"}).withValue(),

@@ -32,6 +32,8 @@ var (
 		Text: "The LoRA matrix L2 is initialized to zero, so the model starts unchanged."}
 	attrMemory = Chunk{ID: "mem", DocID: "qlora", Title: "QLoRA: Efficient Finetuning of Quantized LLMs",
 		Text: "For a 7B LLaMA model finetuned on FLAN v2 with 1 example per step, the LoRA input gradients take 567 MB of memory."}
+	attrEncoder = Chunk{ID: "ep", DocID: "dpr", Title: "Dense Passage Retrieval for Open-Domain Question Answering",
+		Text: "DPR's dense encoder EP(·) maps each passage to 768 dimensions and is trained with Adam."}
 	attrWD = Chunk{ID: "wd", DocID: "bert", Title: "BERT: Pre-training of Deep Bidirectional Transformers",
 		Text: "We train BERT with Adam, a learning rate of 1e-4 and an L2 weight decay of 0.01."}
 )
@@ -39,7 +41,7 @@ var (
 // TestGateUnstatedAttribute: a question about a training setting the paper never reports is
 // refused naming it; one the paper reports, even in a passage not kept, is answered.
 func TestGateUnstatedAttribute(t *testing.T) {
-	corpus := []Chunk{attrDSI, attrDSIb, attrQLoRA, attrQLoRAb, attrT5, attrTransformer, attrPdrop, attrClips, attrBatch, attrLRDecay, attrWD, attrInit, attrInitState, attrMemory}
+	corpus := []Chunk{attrDSI, attrDSIb, attrQLoRA, attrQLoRAb, attrT5, attrTransformer, attrPdrop, attrClips, attrBatch, attrLRDecay, attrWD, attrInit, attrInitState, attrMemory, attrEncoder}
 	p := gatePipeline(t, corpus)
 	runGateCases(t, p, corpus, []gateCase{
 		{"setting the paper never states", "What dropout rate did the DSI models use during training?", []Chunk{attrDSI}, []string{"dropout"}, "dropout"},
@@ -71,6 +73,7 @@ func TestGateUnstatedAttribute(t *testing.T) {
 		{"a model on top is no sampling setting", "Which learning rate did the DSI models use with a classifier on top?", []Chunk{attrDSI}, nil, ""},
 		// The question gives the batch size; it asks how long training took.
 		{"a setting given with its figure is a premise", "With batch size 1, how much memory do the LoRA input gradients of a 7B LLaMA take?", []Chunk{attrMemory}, nil, ""},
+		{"an encoder's symbol is no epsilon", "Which epsilon did DPR set for Adam?", []Chunk{attrEncoder}, []string{"epsilon"}, "epsilon"},
 		{"a setting asked beside a name with a digit", "Which batch size did T5 use?", []Chunk{attrT5}, []string{"batch size"}, "batch size"},
 	})
 }

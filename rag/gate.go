@@ -107,6 +107,9 @@ type gateResult struct {
 	// when it has none), with a point more for a paper whose title names one: the answer
 	// is best quoted from the passages rated highest.
 	holders []int
+	// surveyed: the explanation says the papers name something only in their related
+	// work, which a first look at fewer passages may have missed (see Pipeline.ask).
+	surveyed bool
 }
 
 func (g gateResult) refused() bool { return len(g.missing) > 0 }
@@ -1151,9 +1154,18 @@ func (p *Pipeline) gateIn(ctx context.Context, question string, kept, candidates
 
 	chunkIx := make([]*evidenceIndex, len(kept))
 	all := newEvidenceIndex()
+	results := asksResult.MatchString(question)
 	for i, c := range kept {
 		body := withoutReferences(c.Text)
-		chunkIx[i] = newEvidenceIndex(body, strings.Join(c.Section, " "))
+		// A paper's related work names the benchmarks and models of other work, which it
+		// does not run: "What accuracy does DrQA get on SimpleQuestions?" is not answered
+		// by DrQA's survey of the KB-QA datasets. Its passages hold no names for a question
+		// asking for a result; the paper's other passages still may.
+		if results && surveySection(c.Section) {
+			chunkIx[i] = newEvidenceIndex()
+		} else {
+			chunkIx[i] = newEvidenceIndex(body, strings.Join(c.Section, " "))
+		}
 		all.add(body)
 		all.add(c.Title)
 		all.add(strings.Join(c.Section, " "))
@@ -1194,6 +1206,9 @@ func (p *Pipeline) gateIn(ctx context.Context, question string, kept, candidates
 		case len(missing) > 0:
 			res.missing = itemTexts(missing)
 			res.explain = explainMissing(missing, candidates)
+			if results {
+				res.explain, res.surveyed = explainSurveyed(missing, kept, res.explain)
+			}
 			return res
 		case len(apart) > 0:
 			res.missing = itemTexts(apart)
@@ -1240,6 +1255,42 @@ func (p *Pipeline) gateIn(ctx context.Context, question string, kept, candidates
 	res.explain = explainMissing(miss, nil)
 	return res
 }
+
+// explainSurveyed says which missing names the kept papers name only in their related
+// work: saying they do not mention them would be untrue.
+func explainSurveyed(missing []keyItem, kept []Chunk, explain string) (string, bool) {
+	var surveyed []string
+	for _, it := range missing {
+		for _, c := range kept {
+			if surveySection(c.Section) && newEvidenceIndex(withoutReferences(c.Text)).covers(it) {
+				surveyed = append(surveyed, it.text)
+				break
+			}
+		}
+	}
+	if len(surveyed) == 0 {
+		return explain, false
+	}
+	if len(surveyed) == len(missing) {
+		return "The papers name " + joinAnd(surveyed) + " only in their related work, with no result.", true
+	}
+	return explain + " They name " + joinAnd(surveyed) + " only in their related work, with no result.", true
+}
+
+// asksResult is a question asking for a result: a score, an accuracy, an error rate.
+var asksResult = regexp.MustCompile(`(?i)\b(?:accuracy|accurate|scores?|scored|f1|exact[- ]match|em|bleu|rouge(?:-\w+)?|perplexity|error rate|hits@\d+|recall@\d+|mrr|ndcg(?:@\d+)?|top-\d+)\b`)
+
+// surveySection reports whether a passage is in a paper's survey of other work.
+func surveySection(section []string) bool {
+	for _, s := range section {
+		if surveyHeading.MatchString(s) {
+			return true
+		}
+	}
+	return false
+}
+
+var surveyHeading = regexp.MustCompile(`(?i)^[\s\d.]*(?:related work|background|prior work|previous work|literature review)`)
 
 // hardCoverage checks the hard items against the kept passages. missing are those neither
 // a kept passage nor the rest of a kept document contains; apart are those no passage

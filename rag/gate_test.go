@@ -665,3 +665,19 @@ func TestExplainMissingVariants(t *testing.T) {
 	}
 	checkCovers(t, newEvidenceIndex("On the TL;DR summarization dataset; the model wins."), []coverCase{{"TL;DR", true}, {"TLDR", true}})
 }
+
+// TestGateRelatedWorkIsNoResult: a benchmark a paper names only in its related work has no
+// result there; asked for one, the gate refuses saying where the name stands, and a
+// question not asking for a result is still answered from that passage.
+func TestGateRelatedWorkIsNoResult(t *testing.T) {
+	survey := Chunk{ID: "rw", DocID: "drqa", Title: "Reading Wikipedia to Answer Open-Domain Questions", Section: []string{"2 Related Work"},
+		Text: "Bordes et al. combined WebQuestions and SimpleQuestions using distant supervision with Freebase as the KB."}
+	results := Chunk{ID: "res", DocID: "drqa", Title: "Reading Wikipedia to Answer Open-Domain Questions", Section: []string{"5 Experiments"},
+		Text: "DrQA reaches 20.7 exact match on WebQuestions and 25.4 on CuratedTREC with distant supervision."}
+	corpus := []Chunk{survey, results, gateFill}
+	runGateCases(t, gatePipeline(t, corpus), corpus, []gateCase{
+		{"a result on a surveyed benchmark", "What accuracy does DrQA get on SimpleQuestions?", []Chunk{results, survey}, []string{"SimpleQuestions"}, "The papers name SimpleQuestions only in their related work, with no result."},
+		{"a result on an evaluated benchmark", "What exact match does DrQA get on WebQuestions?", []Chunk{results, survey}, nil, ""},
+		{"no result asked", "Which knowledge base did Bordes et al. use for SimpleQuestions?", []Chunk{survey}, nil, ""},
+	})
+}

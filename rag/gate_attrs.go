@@ -303,6 +303,10 @@ var attributes = []attribute{
 	attr("a maximum length",
 		[]string{"maximum sequence length", "max sequence length", "maximum input length", "max input length", "maximum output length", "max output length", "a maximum length", "max length", "truncate", "truncated", "max_seq_length"},
 		[]string{"a maximum length", "max length", "sequence length", "input length", "output length", "maximum sequence", "truncate", "truncated", "truncation", "truncating", "context length", "context window", "tokens long"}),
+	// A model's attention heads: a paper that gives them says "heads" ("16 attention
+	// heads", "h = 8 heads"); GPT-2 gives its layers and width and never its heads. Its
+	// "head of the department" and "head fake" are no attention head, hence the spelling.
+	attr("attention heads", []string{"=heads", "attention head"}, []string{"=heads", "attention head"}),
 	attr("a document stride", []string{"stride"}, []string{"stride"}),
 	attr("download counts", []string{"downloaded", "downloads"}, []string{"downloaded", "downloads"}),
 	attr("a license", []string{"license", "licence", "licensed"}, []string{"license", "licence", "licensed", "licensing"}),

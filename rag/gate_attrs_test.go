@@ -34,6 +34,10 @@ var (
 		Text: "For a 7B LLaMA model finetuned on FLAN v2 with 1 example per step, the LoRA input gradients take 567 MB of memory."}
 	attrEncoder = Chunk{ID: "ep", DocID: "dpr", Title: "Dense Passage Retrieval for Open-Domain Question Answering",
 		Text: "DPR's dense encoder EP(·) maps each passage to 768 dimensions and is trained with Adam."}
+	attrGPT2 = Chunk{ID: "gpt2", DocID: "gpt2", Title: "Language Models are Unsupervised Multitask Learners",
+		Text: "The largest GPT-2 has 48 layers and a width of 1600; the head of the department answered."}
+	attrHeads = Chunk{ID: "heads", DocID: "transformer", Title: "Attention Is All You Need",
+		Text: "In this work we employ h = 8 parallel attention layers, or heads."}
 	attrWD = Chunk{ID: "wd", DocID: "bert", Title: "BERT: Pre-training of Deep Bidirectional Transformers",
 		Text: "We train BERT with Adam, a learning rate of 1e-4 and an L2 weight decay of 0.01."}
 )
@@ -41,7 +45,7 @@ var (
 // TestGateUnstatedAttribute: a question about a training setting the paper never reports is
 // refused naming it; one the paper reports, even in a passage not kept, is answered.
 func TestGateUnstatedAttribute(t *testing.T) {
-	corpus := []Chunk{attrDSI, attrDSIb, attrQLoRA, attrQLoRAb, attrT5, attrTransformer, attrPdrop, attrClips, attrBatch, attrLRDecay, attrWD, attrInit, attrInitState, attrMemory, attrEncoder}
+	corpus := []Chunk{attrDSI, attrDSIb, attrQLoRA, attrQLoRAb, attrT5, attrTransformer, attrPdrop, attrClips, attrBatch, attrLRDecay, attrWD, attrInit, attrInitState, attrMemory, attrEncoder, attrGPT2, attrHeads}
 	p := gatePipeline(t, corpus)
 	runGateCases(t, p, corpus, []gateCase{
 		{"setting the paper never states", "What dropout rate did the DSI models use during training?", []Chunk{attrDSI}, []string{"dropout"}, "dropout"},
@@ -74,6 +78,8 @@ func TestGateUnstatedAttribute(t *testing.T) {
 		// The question gives the batch size; it asks how long training took.
 		{"a setting given with its figure is a premise", "With batch size 1, how much memory do the LoRA input gradients of a 7B LLaMA take?", []Chunk{attrMemory}, nil, ""},
 		{"an encoder's symbol is no epsilon", "Which epsilon did DPR set for Adam?", []Chunk{attrEncoder}, []string{"epsilon"}, "epsilon"},
+		{"heads a paper never gives", "How many attention heads does each layer of GPT-2 use?", []Chunk{attrGPT2}, []string{"attention heads"}, "attention heads"},
+		{"heads a paper gives", "How many heads does the Transformer's attention use?", []Chunk{attrHeads}, nil, ""},
 		{"a setting asked beside a name with a digit", "Which batch size did T5 use?", []Chunk{attrT5}, []string{"batch size"}, "batch size"},
 	})
 }

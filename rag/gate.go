@@ -164,7 +164,9 @@ func questionItems(question string) []keyItem {
 		// rounded figures; the unit is a word.
 		if m := countMagnitude.FindStringSubmatch(t.text); m != nil {
 			size := m[1] + magnitudeLetter[strings.ToLower(m[2])]
-			items = append(items, keyItem{text: size, key: squeeze(size), hard: true})
+			words := m[1] + " " + strings.ToLower(m[2])
+			items = append(items, keyItem{text: size, key: squeeze(size), hard: true,
+				alts: []keyItem{{text: words, key: squeeze(words), hard: true}}})
 			if st := terms(m[3]); len(st) == 1 {
 				items = append(items, keyItem{text: m[3], key: squeeze(m[3]), stem: st[0]})
 			}

@@ -681,3 +681,26 @@ func TestGateRelatedWorkIsNoResult(t *testing.T) {
 		{"no result asked", "Which knowledge base did Bordes et al. use for SimpleQuestions?", []Chunk{survey}, nil, ""},
 	})
 }
+
+// TestEvidenceIndexSizeInWords: "the 11-billion-parameter T5" is found where a paper
+// writes "11B" and where it writes "11 billion".
+func TestEvidenceIndexSizeInWords(t *testing.T) {
+	var size keyItem
+	for _, it := range questionItems("How many passes over its 3.3-billion-word corpus did BERT make?") {
+		if it.text == "3.3B" {
+			size = it
+		}
+	}
+	if size.text == "" {
+		t.Fatalf("no 3.3B among %+v", questionItems("How many passes over its 3.3-billion-word corpus did BERT make?"))
+	}
+	for text, want := range map[string]bool{
+		"about 40 epochs over the 3.3 billion word corpus": true,
+		"T5-3.3B was trained longer":                       true,
+		"the 3.3 million word corpus":                      false,
+	} {
+		if got := newEvidenceIndex(text).covers(size); got != want {
+			t.Errorf("%q covers 3.3B = %v, want %v", text, got, want)
+		}
+	}
+}

@@ -1163,7 +1163,7 @@ func (p *Pipeline) gateIn(ctx context.Context, question string, kept, candidates
 		// does not run: "What accuracy does DrQA get on SimpleQuestions?" is not answered
 		// by DrQA's survey of the KB-QA datasets. Its passages hold no names for a question
 		// asking for a result; the paper's other passages still may.
-		if results && surveySection(c.Section) {
+		if results && surveyOnly(c, body) {
 			chunkIx[i] = newEvidenceIndex()
 		} else {
 			chunkIx[i] = newEvidenceIndex(body, strings.Join(c.Section, " "))
@@ -1264,7 +1264,7 @@ func explainSurveyed(missing []keyItem, kept []Chunk, explain string) (string, b
 	var surveyed []string
 	for _, it := range missing {
 		for _, c := range kept {
-			if surveySection(c.Section) && newEvidenceIndex(withoutReferences(c.Text)).covers(it) {
+			if body := withoutReferences(c.Text); surveyOnly(c, body) && newEvidenceIndex(body).covers(it) {
 				surveyed = append(surveyed, it.text)
 				break
 			}
@@ -1281,6 +1281,15 @@ func explainSurveyed(missing []keyItem, kept []Chunk, explain string) (string, b
 
 // asksResult is a question asking for a result: a score, an accuracy, an error rate.
 var asksResult = regexp.MustCompile(`(?i)\b(?:accuracy|accurate|scores?|scored|f1|exact[- ]match|em|bleu|rouge(?:-\w+)?|perplexity|error rate|hits@\d+|recall@\d+|mrr|ndcg(?:@\d+)?|top-\d+)\b`)
+
+// surveyOnly reports a passage of a paper's survey of other work that gives no result of
+// its own: a table floated into the related-work pages (QLoRA's CrowS scores) does.
+func surveyOnly(c Chunk, body string) bool {
+	return surveySection(c.Section) && !resultFigure.MatchString(body)
+}
+
+// resultFigure is a figure as results are given: "65.3", "82%".
+var resultFigure = regexp.MustCompile(`\b\d+\.\d+\b|\d%`)
 
 // surveySection reports whether a passage is in a paper's survey of other work.
 func surveySection(section []string) bool {

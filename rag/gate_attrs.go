@@ -61,6 +61,12 @@ func (a attribute) searchedBy(query string) attribute {
 	return a
 }
 
+// askedAs adds a way of asking about the setting beyond its words.
+func (a attribute) askedAs(re string) attribute {
+	a.askedRe = regexp.MustCompile(re)
+	return a
+}
+
 // withValue marks the setting as one papers report as a figure.
 func (a attribute) withValue() attribute {
 	a.valued = true
@@ -306,7 +312,8 @@ var attributes = []attribute{
 	// A model's attention heads: a paper that gives them says "heads" ("16 attention
 	// heads", "h = 8 heads"); GPT-2 gives its layers and width and never its heads. Its
 	// "head of the department" and "head fake" are no attention head, hence the spelling.
-	attr("attention heads", []string{"=heads", "attention head"}, []string{"=heads", "attention head"}),
+	// "task-specific heads" are a classifier's, not attention's.
+	attr("attention heads", []string{"attention head", "attention heads"}, []string{"=heads", "attention head"}).askedAs(`(?i)\bhow many (?:\w+ )?heads\b`),
 	attr("a document stride", []string{"stride"}, []string{"stride"}),
 	attr("download counts", []string{"downloaded", "downloads"}, []string{"downloaded", "downloads"}),
 	attr("a license", []string{"license", "licence", "licensed"}, []string{"license", "licence", "licensed", "licensing"}),

@@ -80,6 +80,7 @@ func TestGateUnstatedAttribute(t *testing.T) {
 		{"an encoder's symbol is no epsilon", "Which epsilon did DPR set for Adam?", []Chunk{attrEncoder}, []string{"epsilon"}, "epsilon"},
 		{"heads a paper never gives", "How many attention heads does each layer of GPT-2 use?", []Chunk{attrGPT2}, []string{"attention heads"}, "attention heads"},
 		{"heads a paper gives", "How many heads does the Transformer's attention use?", []Chunk{attrHeads}, nil, ""},
+		{"a classifier's heads are no attention heads", "How does GPT-2 know the task without task-specific heads?", []Chunk{attrGPT2}, nil, ""},
 		{"a setting asked beside a name with a digit", "Which batch size did T5 use?", []Chunk{attrT5}, []string{"batch size"}, "batch size"},
 	})
 }

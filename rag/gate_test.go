@@ -674,8 +674,12 @@ func TestGateRelatedWorkIsNoResult(t *testing.T) {
 		Text: "Bordes et al. combined WebQuestions and SimpleQuestions using distant supervision with Freebase as the KB."}
 	results := Chunk{ID: "res", DocID: "drqa", Title: "Reading Wikipedia to Answer Open-Domain Questions", Section: []string{"5 Experiments"},
 		Text: "DrQA reaches 20.7 exact match on WebQuestions and 25.4 on CuratedTREC with distant supervision."}
-	corpus := []Chunk{survey, results, gateFill}
+	// A results table the PDF's layout put among the related-work pages.
+	floated := Chunk{ID: "table", DocID: "drqa", Title: "Reading Wikipedia to Answer Open-Domain Questions", Section: []string{"2 Related Work"},
+		Text: "Table 6: DrQA on WikiMovies reaches 34.2 exact match, against 70.9 for a KB-based system."}
+	corpus := []Chunk{survey, results, floated, gateFill}
 	runGateCases(t, gatePipeline(t, corpus), corpus, []gateCase{
+		{"a result in a table floated into the related work", "What exact match does DrQA get on WikiMovies?", []Chunk{floated}, nil, ""},
 		{"a result on a surveyed benchmark", "What accuracy does DrQA get on SimpleQuestions?", []Chunk{results, survey}, []string{"SimpleQuestions"}, "The papers name SimpleQuestions only in their related work, with no result."},
 		{"a result on an evaluated benchmark", "What exact match does DrQA get on WebQuestions?", []Chunk{results, survey}, nil, ""},
 		{"no result asked", "Which knowledge base did Bordes et al. use for SimpleQuestions?", []Chunk{survey}, nil, ""},

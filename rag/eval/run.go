@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -204,15 +205,18 @@ type AnswerResult struct {
 	CitedExpected    bool `json:"cited_expected"`
 	// CitedExpectedPage: a cited source is on an expected page (see CitedOnPage);
 	// CitedSources counts the cited sources and CitedOnPage those on an expected page.
-	CitedExpectedPage bool          `json:"cited_expected_page"`
-	CitedSources      int           `json:"cited_sources"`
-	CitedOnPage       int           `json:"cited_on_page"`
-	Grounding         rag.Grounding `json:"grounding"`
-	Missing           []string      `json:"missing,omitempty"` // rag.Answer.Missing of a refusal
-	Text              string        `json:"text"`
-	KeyConcepts       float64       `json:"key_concepts"` // fraction mentioned; 0 without key concepts
-	Elapsed           time.Duration `json:"elapsed_ns"`
-	Generate          time.Duration `json:"generate_ns"`
+	CitedExpectedPage bool `json:"cited_expected_page"`
+	CitedSources      int  `json:"cited_sources"`
+	CitedOnPage       int  `json:"cited_on_page"`
+	// Cited names each cited source with the pages the answer cites it on (CitedPages), as
+	// "name p3 p4", so a missed page can be traced to the sentence chosen, not guessed at.
+	Cited       []string      `json:"cited,omitempty"`
+	Grounding   rag.Grounding `json:"grounding"`
+	Missing     []string      `json:"missing,omitempty"` // rag.Answer.Missing of a refusal
+	Text        string        `json:"text"`
+	KeyConcepts float64       `json:"key_concepts"` // fraction mentioned; 0 without key concepts
+	Elapsed     time.Duration `json:"elapsed_ns"`
+	Generate    time.Duration `json:"generate_ns"`
 }
 
 // Run retrieves every question with every method (questions in order, the methods of each
@@ -387,6 +391,11 @@ func ask(ctx context.Context, cfg Config, q Question, method string, history []r
 			continue
 		}
 		res.CitedSources++
+		cited := s.Chunk.Name
+		for _, p := range CitedPages(a.Text, s) {
+			cited += " p" + strconv.Itoa(p)
+		}
+		res.Cited = append(res.Cited, cited)
 		if q.Relevant(s.Chunk, SourceLevel) {
 			res.CitedExpected = true
 		}

@@ -112,6 +112,7 @@ const (
 	report76File = "testdata/report76.jsonl"
 	report77File = "testdata/report77.jsonl"
 	report78File = "testdata/report78.jsonl"
+	report79File = "testdata/report79.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -202,6 +203,7 @@ var laterBatches = map[string]map[string]int{
 	report76File: quarterBrief,
 	report77File: quarterBrief,
 	report78File: quarterBrief,
+	report79File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -113,6 +113,7 @@ const (
 	report77File = "testdata/report77.jsonl"
 	report78File = "testdata/report78.jsonl"
 	report79File = "testdata/report79.jsonl"
+	report80File = "testdata/report80.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -204,6 +205,7 @@ var laterBatches = map[string]map[string]int{
 	report77File: quarterBrief,
 	report78File: quarterBrief,
 	report79File: quarterBrief,
+	report80File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

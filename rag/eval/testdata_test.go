@@ -114,6 +114,7 @@ const (
 	report78File = "testdata/report78.jsonl"
 	report79File = "testdata/report79.jsonl"
 	report80File = "testdata/report80.jsonl"
+	report81File = "testdata/report81.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -206,6 +207,7 @@ var laterBatches = map[string]map[string]int{
 	report78File: quarterBrief,
 	report79File: quarterBrief,
 	report80File: quarterBrief,
+	report81File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -398,6 +399,14 @@ func TestRunAnswers(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, *got, cmpopts.EquateApprox(0, eps), cmpopts.IgnoreFields(AnswerMetrics{}, "Total")); diff != "" {
 		t.Errorf("answers (-want +got):\n%s", diff)
+	}
+	// Each cited source is named with the pages the answer cites it on.
+	for _, r := range rep.Methods[0].Results {
+		if r.Answer != nil && !r.Answer.Refused {
+			if want := []string{"X p2", "Z p1"}; !slices.Equal(r.Answer.Cited, want) {
+				t.Errorf("question %s cites %q, want %q", r.ID, r.Answer.Cited, want)
+			}
+		}
 	}
 }
 

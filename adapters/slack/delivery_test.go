@@ -40,6 +40,38 @@ func TestBusyIsVisibleOverHTTP(t *testing.T) {
 	}
 }
 
+// TestBusyNoticeNotAnsweredAfterCrash: the busy notice is marked before it is sent, so an
+// attempt resumed after a crash between sending it and recording it sends the notice again
+// and does not answer beside it. An ephemeral notice cannot be looked up, so the asker may
+// see it twice; an answer next to "busy" would contradict it.
+func TestBusyNoticeNotAnsweredAfterCrash(t *testing.T) {
+	h := newHarness(t, nil)
+	h.core.Full.Store(true)
+	const ts = "1763000000.000902"
+	key := "slack:msg:C1:" + ts
+	wantStatus(t, h.event(eventCallback("Ev1", mention("C1", ts, "", "<@UBOT> what is attention?")), nil), http.StatusOK)
+	h.slack.waitCalls(t, "chat.postEphemeral", 1)
+	waitFor(t, "the question marked busy", func() bool { return h.core.Outcomes()[key] == "busy" })
+	first := h.core.Ticket(key)
+	if first == nil || first.Placeholder() != busyNotice {
+		t.Fatalf("ticket left placeholder %q; want %q recorded before the notice went out", first.Placeholder(), busyNotice)
+	}
+
+	// The next process resumes the question from what the first one recorded.
+	h.core.Full.Store(false)
+	var got string
+	h.core.Resumer()(t.Context(), bot.NewTicket(key, first.Payload(), first.Placeholder(), func(o string) { got = o }))
+	if n := len(h.slack.callsOf("chat.postMessage")); n != 0 {
+		t.Errorf("resumed question posted %d messages; want no answer beside the busy notice", n)
+	}
+	if n := len(h.slack.callsOf("chat.postEphemeral")); n != 2 {
+		t.Errorf("%d busy notices; want the notice sent again by the resumed attempt", n)
+	}
+	if got != "busy" {
+		t.Errorf("resumed question ended %q; want busy", got)
+	}
+}
+
 // TestBusyIsVisibleOverSocketMode: the same over Socket Mode, where the command's busy
 // notice travels in the envelope's acknowledgement.
 func TestBusyIsVisibleOverSocketMode(t *testing.T) {

@@ -99,20 +99,32 @@ func (a *Adapter) background(ctx context.Context, channel, user, thread string, 
 	}
 }
 
+// busyNotice marks a ticket whose busy notice is being sent. An ephemeral message cannot be
+// looked up afterwards, so an attempt resumed after a crash in that window sends the notice
+// again (work) instead of answering beside one the asker may already have seen: at worst
+// the asker sees the notice twice, never an answer beside it and never nothing.
+const busyNotice = "busy-notice"
+
 // busyInThread tells the asker, in the question's thread, that footnote is busy.
 func (a *Adapter) busyInThread(ctx context.Context, t *bot.Ticket, p pending) {
 	ok := a.core.Notify(ctx, Platform, func(ctx context.Context) {
-		if a.sendEphemeral(ctx, p.Channel, p.User, p.Thread, bot.BusyReply()) {
-			t.Done(ctx, "busy")
-			return
-		}
-		t.GiveUp(ctx, nil, transient(nil))
+		t.Save(ctx, busyNotice)
+		a.sendBusy(ctx, t, p)
 	})
 	if !ok {
 		// Not even the notice can go out now: the question stays pending and is answered
 		// when its lease runs out and the core has room again.
 		t.Abandon()
 	}
+}
+
+// sendBusy sends the busy notice of a marked ticket and ends it "busy".
+func (a *Adapter) sendBusy(ctx context.Context, t *bot.Ticket, p pending) {
+	if a.sendEphemeral(ctx, p.Channel, p.User, p.Thread, bot.BusyReply()) {
+		t.Done(ctx, "busy")
+		return
+	}
+	t.GiveUp(ctx, nil, transient(nil))
 }
 
 // busyCommand is the acknowledgement body of a slash command the core has no room for: an
@@ -125,6 +137,10 @@ func busyCommand() map[string]string {
 func (a *Adapter) work(ctx context.Context, t *bot.Ticket, p pending) {
 	if p.Kind == kindCommand {
 		a.onCommand(ctx, t, p)
+		return
+	}
+	if t.Placeholder() == busyNotice {
+		a.sendBusy(ctx, t, p)
 		return
 	}
 	req := bot.Request{Platform: Platform, Tenant: p.Team, Channel: p.Channel, Thread: p.Thread, User: p.User, Text: p.Text}

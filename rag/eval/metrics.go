@@ -152,14 +152,20 @@ func Percentile(ds []time.Duration, p float64) time.Duration {
 // marker [s.N] is an expected page. An expected source without listed pages counts at the
 // source level, as in PageLevel.
 func (q Question) CitedOnPage(text string, s rag.Source) bool {
-	if !slices.Contains(q.ExpectedSources, s.Chunk.Name) {
+	return q.onExpectedPage(s.Chunk.Name, CitedPages(text, s))
+}
+
+// onExpectedPage reports whether a source of document name, cited on cited (CitedPages),
+// counts at page level (see CitedOnPage).
+func (q Question) onExpectedPage(name string, cited []int) bool {
+	if !slices.Contains(q.ExpectedSources, name) {
 		return false
 	}
-	pages, ok := q.ExpectedPages[s.Chunk.Name]
+	pages, ok := q.ExpectedPages[name]
 	if !ok || len(pages) == 0 {
 		return true
 	}
-	for _, p := range CitedPages(text, s) {
+	for _, p := range cited {
 		if slices.Contains(pages, p) {
 			return true
 		}

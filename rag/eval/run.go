@@ -391,15 +391,16 @@ func ask(ctx context.Context, cfg Config, q Question, method string, history []r
 			continue
 		}
 		res.CitedSources++
+		pages := CitedPages(a.Text, s)
 		cited := s.Chunk.Name
-		for _, p := range CitedPages(a.Text, s) {
+		for _, p := range pages {
 			cited += " p" + strconv.Itoa(p)
 		}
 		res.Cited = append(res.Cited, cited)
 		if q.Relevant(s.Chunk, SourceLevel) {
 			res.CitedExpected = true
 		}
-		if q.CitedOnPage(a.Text, s) {
+		if q.onExpectedPage(s.Chunk.Name, pages) {
 			res.CitedOnPage++
 			res.CitedExpectedPage = true
 		}

@@ -60,6 +60,11 @@ below the limits of a floors file (rag/eval/testdata/floors.json).`,
 			if err != nil {
 				return err
 			}
+			// On an empty corpus every question is "refused" and every figure is 0: a report
+			// that looks like a measurement of a broken system, not of a missing index.
+			if docs, err := a.comp.store.Documents(ctx); err == nil && len(docs) == 0 {
+				return fmt.Errorf("corpus %q holds no documents, so every question would be refused: index the papers first (footnote index PATH)", a.cfg.Corpus)
+			}
 			if len(methods) == 0 {
 				methods = p.Methods()
 			}

@@ -316,3 +316,23 @@ func TestServe(t *testing.T) {
 		t.Fatal("serve did not stop within 30s of cancel")
 	}
 }
+
+// TestEvalRefusesEmptyCorpus: eval on a corpus nothing was indexed into says so instead of
+// reporting every question refused and every figure 0.
+func TestEvalRefusesEmptyCorpus(t *testing.T) {
+	env := bm25Env(t)
+	q := filepath.Join(t.TempDir(), "q.jsonl")
+	if err := os.WriteFile(q, []byte(`{"id":"a","question":"How many layers does the encoder have?","answerable":true,"expected_sources":["transformer"]}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run(t, env, "eval", "--questions", q, "--methods", "bm25")
+	if code == 0 || !strings.Contains(errOut, "holds no documents") || !strings.Contains(errOut, "footnote index") {
+		t.Fatalf("eval on an empty corpus: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := run(t, env, "index", docsFolder(t)); code != 0 {
+		t.Fatalf("index: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := run(t, env, "eval", "--questions", q, "--methods", "bm25"); code != 0 {
+		t.Fatalf("eval after indexing: exit %d\n%s%s", code, out, errOut)
+	}
+}

@@ -120,6 +120,8 @@ func (p *Pipeline) ask(ctx context.Context, q Question, fn func(delta string) er
 		if hits, ok := p.withMissingFound(ctx, q.Text, query, r.Hits, g.missing); ok {
 			if g2 := p.gateIn(ctx, q.Text, hitChunks(hits), hitChunks(r.Candidates), inThread); !g2.refused() {
 				r.Hits, g = hits, g2
+			} else if g2.surveyed {
+				g.missing, g.explain = g2.missing, g2.explain
 			}
 		}
 	}

@@ -126,7 +126,7 @@ func condenseRule(text string, history []Turn, moves bool) string {
 	// ELECTRA?", see movesOn) keeps the topic but not the earlier names.
 	var carried []string
 	for i := len(history) - 1; i >= 0 && len(carried) < maxCarried; i-- {
-		for _, w := range keyWords(history[i].Question) {
+		for _, w := range namesFirst(keyWords(history[i].Question)) {
 			if moves && isNameWord(w) {
 				continue
 			}
@@ -155,6 +155,22 @@ func condenseRule(text string, history []Turn, moves bool) string {
 		return text
 	}
 	return text + " " + strings.Join(carried, " ")
+}
+
+// namesFirst orders an earlier question's key words with its names first, each group in
+// question order: a long question fills maxCarried with its opening words ("According",
+// "carbon", "footprint", "table") and dropped the model it was about ("LLaMA-7B"), which
+// is what steers the follow-up to its passage.
+func namesFirst(ws []string) []string {
+	var names, rest []string
+	for _, w := range ws {
+		if isNameWord(w) {
+			names = append(names, w)
+		} else {
+			rest = append(rest, w)
+		}
+	}
+	return append(names, rest...)
 }
 
 // isFollowUp reports whether a question depends on the conversation (see condenseRule).

@@ -23,11 +23,16 @@ func TestCondenseRule(t *testing.T) {
 		{"walks back through follow-ups to the topic", "and the dropout rate?", []Turn{
 			{Question: "How was the big Transformer model trained on WMT?"},
 			{Question: "and for how many steps?"},
-		}, "and the dropout rate? steps big Transformer model trained WMT"},
+		}, "and the dropout rate? steps WMT big Transformer model trained"},
 		{"stops at the last standalone question", "what about them?", []Turn{
 			{Question: "What optimizer did BERT pretraining use?"},
 			{Question: "How was the big Transformer model trained on WMT?"},
-		}, "what about them? big Transformer model trained WMT"},
+		}, "what about them? WMT big Transformer model trained"},
+		// Past maxCarried words the model the thread is about was dropped when words
+		// were carried in question order.
+		{"names are carried before the other words", "and the 33B one?", []Turn{
+			{Question: "According to the carbon footprint table in Meta's paper on its open foundation models, how many GPU-hours did training LLaMA-7B take?"},
+		}, "and the 33B one? GPU-hours LLaMA-7B According carbon footprint table Meta's open"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -69,12 +69,15 @@ const (
 
 // keyItem is one thing a question hinges on.
 type keyItem struct {
-	text   string  // as the user wrote it: "GPT-4", "LLaMA 2", "tokenizer"
-	key    string  // lower-case letters and digits only: "gpt4", "llama2"
-	stem   string  // soft single words: the stem compared with the evidence's terms
-	hard   bool    // a name, version or number that must appear verbatim
-	acro   bool    // an acronym, which may also be spelled out
-	name   bool    // a capitalised word or phrase inside the question: hard when rare
+	text string // as the user wrote it: "GPT-4", "LLaMA 2", "tokenizer"
+	key  string // lower-case letters and digits only: "gpt4", "llama2"
+	stem string // soft single words: the stem compared with the evidence's terms
+	hard bool   // a name, version or number that must appear verbatim
+	acro bool   // an acronym, which may also be spelled out
+	name bool   // a capitalised word or phrase inside the question: hard when rare
+	// caps: an acronym written in capitals ("DROP", "MATH"), which the evidence must write
+	// with more than one capital too: the "drop" of "a drop in accuracy" is no dataset.
+	caps   bool
 	weight float64 // soft items: the corpus IDF
 	// alts are names the user wrote beside it after a slash ("Lucene/Pyserini",
 	// "CNN/Daily Mail"): either is what is meant, so the evidence may hold any of them.
@@ -104,6 +107,9 @@ type gateResult struct {
 	// when it has none), with a point more for a paper whose title names one: the answer
 	// is best quoted from the passages rated highest.
 	holders []int
+	// surveyed: the explanation says the papers name something only in their related
+	// work, which a first look at fewer passages may have missed (see Pipeline.ask).
+	surveyed bool
 }
 
 func (g gateResult) refused() bool { return len(g.missing) > 0 }
@@ -153,7 +159,25 @@ func questionItems(question string) []keyItem {
 			}
 			continue
 		}
+		// "the 11-billion-parameter T5": a size in words is written "11B" in the papers'
+		// tables and names ("T5-11B") as often as "11 billion", which the index finds as
+		// rounded figures; the unit is a word.
+		if m := countMagnitude.FindStringSubmatch(t.text); m != nil {
+			size := m[1] + magnitudeLetter[strings.ToLower(m[2])]
+			words := m[1] + " " + strings.ToLower(m[2])
+			items = append(items, keyItem{text: size, key: squeeze(size), hard: true,
+				alts: []keyItem{{text: words, key: squeeze(words), hard: true}}})
+			if st := terms(m[3]); len(st) == 1 {
+				items = append(items, keyItem{text: m[3], key: squeeze(m[3]), stem: st[0]})
+			}
+			continue
+		}
 		kind := classify(t.text, shouting)
+		// "Plan-and-Solve", "Step-Back", "English-to-German": capitalised parts joined by
+		// hyphens name a method or a language pair, which a paper names so or not at all.
+		if kind == kindSoft && !shouting && titledCompound(t.text) {
+			kind = kindHard
+		}
 		// "about 70 EM", "roughly 5 million": the user's round figure, as "~70" is, and not
 		// one the paper must print ("69.5").
 		if kind == kindHard && isNumber(t.text) && i > 0 && roundingWords[strings.ToLower(toks[i-1].text)] {
@@ -173,7 +197,8 @@ func questionItems(question string) []keyItem {
 					i++
 					continue
 				}
-				if toks[i+1].text == "of" && i+2 < len(toks) && !toks[i+2].first && isTitle(toks[i+2].text) && classify(toks[i+2].text, false) == kindSoft {
+				// "the Graph Retriever of Min et al.": an author after "of" is a citation.
+				if toks[i+1].text == "of" && i+2 < len(toks) && !toks[i+2].first && isTitle(toks[i+2].text) && classify(toks[i+2].text, false) == kindSoft && !(i+4 < len(toks) && toks[i+3].text == "et" && toks[i+4].text == "al") {
 					text += " of " + toks[i+2].text
 					i += 2
 					continue
@@ -202,6 +227,7 @@ func questionItems(question string) []keyItem {
 		}
 		if it.hard {
 			it.acro = isAcronym(text) || (mixedInitials.MatchString(text) && utf8.RuneCountInString(text) <= 4)
+			it.caps = isAcronym(text) && !shouting && !modelSize.MatchString(text)
 		} else {
 			ts := terms(text)
 			if len(ts) == 0 {
@@ -210,6 +236,14 @@ func questionItems(question string) []keyItem {
 			if len(ts) == 1 {
 				it.stem = ts[0]
 			}
+		}
+		it.alts = append(it.alts, spellingAlts(it)...)
+		// "English Gigaword (Giga5)": a name in brackets right after another is its short
+		// form, and either is what the papers may write.
+		if t.paren && lastEnd == i-1 && len(items) > 0 && bracketAlias(items[len(items)-1], it) {
+			items[len(items)-1].alts = append(items[len(items)-1].alts, it)
+			lastEnd = i
+			continue
 		}
 		lastEnd = i
 		// "CNN/Daily Mail" is one dataset's two names, not a choice: a phrase after the
@@ -238,6 +272,12 @@ var modifiers = []string{"-style", "-like", "-based", "-sized", "-type", "-speci
 // "2x-bigger", "8-GPU": the count, maybe with its order of magnitude or as a factor, is
 // the first group) or a unit said to be several ("multi-GPU": no count).
 var countUnit = regexp.MustCompile(`^(?:(\d+(?:\.\d+)?[kKmMbBtTxX]?)|multi|single)[-–](\p{Ll}{2,}|\p{Lu}{2,}s?)$`)
+
+// countMagnitude is a count with its order of magnitude in words made an adjective:
+// "11-billion-parameter", "1.5-million-word".
+var countMagnitude = regexp.MustCompile(`(?i)^(\d+(?:\.\d+)?)[-–](thousand|million|billion|trillion)[-–](\p{L}{2,})$`)
+
+var magnitudeLetter = map[string]string{"thousand": "K", "million": "M", "billion": "B", "trillion": "T"}
 
 // co2eq is a CO2 equivalent as papers write it, maybe in tonnes: "co2eq", "tco2eq", "co2e".
 var co2eq = regexp.MustCompile(`^t?co2eq?$`)
@@ -269,6 +309,7 @@ type qtoken struct {
 	first bool
 	brk   bool
 	alt   bool // a slash comes before it: "Pyserini" of "Lucene/Pyserini"
+	paren bool // an opening bracket comes before it: "Giga5" of "Gigaword (Giga5)"
 }
 
 // tokenize splits a question into words, keeping hyphens, dots and percent signs inside a
@@ -299,6 +340,7 @@ func appendToken(out []qtoken, f string, alt bool, first *bool) []qtoken {
 	f = strings.ReplaceAll(f, "\x00", ",")
 	end := strings.ContainsAny(f[len(f)-1:], ".?!:;")
 	brk := strings.HasSuffix(f, ",")
+	paren := strings.HasPrefix(f, "(")
 	w := strings.Trim(f, trimToken)
 	possessive := false
 	for _, suf := range []string{"'s", "’s"} {
@@ -310,13 +352,75 @@ func appendToken(out []qtoken, f string, alt bool, first *bool) []qtoken {
 	// "Children's Book Test" is one name: only a hard name's possessive ends one.
 	brk = brk || (possessive && classify(w, false) == kindHard)
 	if w != "" {
-		out = append(out, qtoken{text: w, first: *first, brk: brk, alt: alt})
+		out = append(out, qtoken{text: w, first: *first, brk: brk, alt: alt, paren: paren})
 		*first = false
 	}
 	if end {
 		*first = true
 	}
 	return out
+}
+
+// titledCompound reports a hyphenated word of two or more capitalised parts, maybe joined by
+// short lower-case words: "Plan-and-Solve", "Step-Back", "English-to-German".
+func titledCompound(w string) bool {
+	parts := strings.FieldsFunc(w, isHyphen)
+	if len(parts) < 2 {
+		return false
+	}
+	titled := 0
+	for i, p := range parts {
+		switch {
+		case isTitle(p) && !isAcronym(p) && utf8.RuneCountInString(p) >= 2:
+			titled++
+		case i > 0 && i < len(parts)-1 && utf8.RuneCountInString(p) <= 3 && p == strings.ToLower(p):
+		default:
+			return false
+		}
+	}
+	return titled >= 2
+}
+
+func isHyphen(r rune) bool { return r == '-' || r == '–' }
+
+// spellingAlts are the other ways papers write a name: a language pair with or without
+// "to" ("English-to-German" is the table's "English-German"), and a word-and-acronym name
+// by its initials ("masked-LM" is "MLM").
+func spellingAlts(it keyItem) []keyItem {
+	if !it.hard {
+		return nil
+	}
+	parts := strings.FieldsFunc(it.text, isHyphen)
+	alt := func(text string) []keyItem {
+		return []keyItem{{text: text, key: squeeze(text), hard: true, acro: isAcronym(text)}}
+	}
+	switch {
+	case len(parts) == 3 && parts[1] == "to" && titledCompound(it.text):
+		return alt(parts[0] + "-" + parts[2])
+	case len(parts) == 2 && titledCompound(it.text):
+		return alt(parts[0] + "-to-" + parts[1])
+	case len(parts) >= 2 && isAcronym(parts[len(parts)-1]):
+		var b strings.Builder
+		for _, p := range parts[:len(parts)-1] {
+			r, _ := utf8.DecodeRuneInString(p)
+			if !unicode.IsLower(r) {
+				return nil
+			}
+			b.WriteRune(unicode.ToUpper(r))
+		}
+		return alt(b.String() + parts[len(parts)-1])
+	}
+	return nil
+}
+
+// bracketAlias reports whether the name in brackets after prev is prev's short form: not a
+// size or figure ("LLaMA (65B)"), a version ("BERT (v2)") or a variant naming prev
+// ("RoBERTa (RoBERTa-large)"); a shortening of prev is one ("RAG-Sequence (RAG-Seq)").
+func bracketAlias(prev, it keyItem) bool {
+	if !prev.hard || !it.hard || strings.Contains(it.text, " ") || isNumber(it.text) || sizeCount.MatchString(it.text) || versionWord.MatchString(it.text) {
+		return false
+	}
+	return !strings.Contains(it.key, prev.key)
 }
 
 // withoutGuesses drops the answers a user offers as guesses: "spaCy, or something
@@ -493,6 +597,10 @@ func isAcronym(w string) bool {
 	return true
 }
 
+// modelSize is a model size written in capitals ("XL", "XXL", "S"), which papers also write
+// in lower case: QLoRA's "T5 xl and xxl".
+var modelSize = regexp.MustCompile(`^X*[SML]$`)
+
 // mixedInitials is a short form that keeps a small word's initial in lower case: "FiD"
 // of "Fusion-in-Decoder", "CoT" of "chain-of-thought". Users write the short form, the
 // paper its words; the "MS MARCO" joining of acronyms in a row does not take them.
@@ -571,7 +679,10 @@ type evidenceIndex struct {
 	grams map[string][]int // squeezed runs of 1–3 consecutive words: "gpt4", "bertbase"
 	acros map[string][]int // initials of 2–6 consecutive words: "llm", "mlm"
 	stems map[string][]int // stemmed content words
-	n     int              // words indexed, plus a gap between texts
+	// plain marks the places of words written in lower case or with one capital
+	// ("drop", "Drop"), which do not spell a capitals-only name ("DROP").
+	plain map[int]bool
+	n     int // words indexed, plus a gap between texts
 }
 
 // maxGram is the longest run of words a hard item is compared with ("Hierarchical
@@ -579,7 +690,7 @@ type evidenceIndex struct {
 const maxGram = 6
 
 func newEvidenceIndex(texts ...string) *evidenceIndex {
-	ix := &evidenceIndex{grams: map[string][]int{}, acros: map[string][]int{}, stems: map[string][]int{}}
+	ix := &evidenceIndex{grams: map[string][]int{}, acros: map[string][]int{}, stems: map[string][]int{}, plain: map[int]bool{}}
 	for _, text := range texts {
 		ix.add(text)
 	}
@@ -587,11 +698,14 @@ func newEvidenceIndex(texts ...string) *evidenceIndex {
 }
 
 func (ix *evidenceIndex) add(text string) {
-	orig, brk := segWords(text)
+	orig, brk, plain := segWordsCase(text)
 	base := ix.n
 	ws := make([]string, len(orig))
 	for i, w := range orig {
 		ws[i] = w
+		if plain[i] {
+			ix.plain[base+i] = true
+		}
 		// Emissions are reported as a CO2 equivalent, in tonnes ("tCO2eq", "CO2eq/KWh"):
 		// the user's "CO2".
 		if co2eq.MatchString(w) {
@@ -641,11 +755,33 @@ func (ix *evidenceIndex) add(text string) {
 // "Sentence-BERT". Hyphens, slashes and a dot inside a number ("4.5") join; pluses ending a
 // word stay with it, so that "DSI++" is not "DSI".
 func segWords(text string) (ws []string, brk []bool) {
+	ws, brk, _ = segWordsCase(text)
+	return ws, brk
+}
+
+// segWordsCase is segWords that also reports, per word, whether it is plain: written in
+// lower case or with one capital.
+func segWordsCase(text string) (ws []string, brk, plain []bool) {
 	var cur strings.Builder
 	pending := false
+	caps := 0 // capitals in the current word
+	orig := []rune(text)
 	rs := []rune(strings.ToLower(text))
+	if len(rs) != len(orig) {
+		orig = rs // a lower-casing that changes lengths: no case to tell
+	}
+	flush := func() {
+		ws = append(ws, cur.String())
+		brk = append(brk, pending)
+		plain = append(plain, caps <= 1)
+		cur.Reset()
+		pending, caps = false, 0
+	}
 	for i := 0; i < len(rs); i++ {
 		r := rs[i]
+		if unicode.IsUpper(orig[i]) {
+			caps++
+		}
 		// A possessive is dropped as the question's tokenizer drops it: the question's
 		// "Children's Book Test" is the paper's "Children’s Book Test".
 		if (r == '\'' || r == '’') && cur.Len() > 0 && i+1 < len(rs) && rs[i+1] == 's' && (i+2 == len(rs) || !unicode.IsLetter(rs[i+2])) {
@@ -673,11 +809,12 @@ func segWords(text string) (ws []string, brk []bool) {
 		if (r == ',' || r == '.') && i > 0 && i+1 < len(rs) && unicode.IsDigit(rs[i-1]) && unicode.IsDigit(rs[i+1]) {
 			continue
 		}
+		// "TL;DR" is one name, as the question's tokenizer reads it.
+		if r == ';' && i > 0 && i+1 < len(rs) && unicode.IsLetter(rs[i-1]) && unicode.IsLetter(rs[i+1]) {
+			continue
+		}
 		if cur.Len() > 0 {
-			ws = append(ws, cur.String())
-			brk = append(brk, pending)
-			cur.Reset()
-			pending = false
+			flush()
 		}
 		switch {
 		case strings.ContainsRune(",;:!?()[]{}\"“”", r):
@@ -687,10 +824,9 @@ func segWords(text string) (ws []string, brk []bool) {
 		}
 	}
 	if cur.Len() > 0 {
-		ws = append(ws, cur.String())
-		brk = append(brk, pending)
+		flush()
 	}
-	return ws, brk
+	return ws, brk, plain
 }
 
 // figureUnit is a figure written with its unit: "76gb", "12ms", "8gpus".
@@ -724,7 +860,7 @@ func (ix *evidenceIndex) at(it keyItem) []int {
 }
 
 func (ix *evidenceIndex) atItem(it keyItem) []int {
-	if pos := ix.grams[it.key]; len(pos) > 0 {
+	if pos := ix.spelled(it, ix.grams[it.key]); len(pos) > 0 {
 		return pos
 	}
 	if it.hard {
@@ -759,9 +895,10 @@ func (ix *evidenceIndex) atItem(it keyItem) []int {
 				return pos
 			}
 		}
-		// "Natural Questions" is the "NQ" of a results table's header.
+		// "Natural Questions" is the "NQ" of a results table's header, in capitals: the
+		// "et" of "et al." is no "Evolved Transformer".
 		if k := titleInitials(it.text); k != "" {
-			if pos := ix.grams[k]; len(pos) > 0 {
+			if pos := ix.inCapitals(ix.grams[k]); len(pos) > 0 {
 				return pos
 			}
 		}
@@ -771,7 +908,7 @@ func (ix *evidenceIndex) atItem(it keyItem) []int {
 		}
 		if it.acro {
 			k := strings.TrimSuffix(it.key, "s")
-			return append(append([]int(nil), ix.grams[k]...), ix.acros[k]...)
+			return append(ix.spelled(it, ix.grams[k]), ix.acros[k]...)
 		}
 		if k := yearVariant(it.key); k != "" {
 			return ix.grams[k]
@@ -792,6 +929,26 @@ func (ix *evidenceIndex) atItem(it keyItem) []int {
 		return nil
 	}
 	return ix.stems[ts[0]]
+}
+
+// spelled keeps the places of a capitals-only name (keyItem.caps) where the evidence
+// writes it so; others are all kept.
+func (ix *evidenceIndex) spelled(it keyItem, pos []int) []int {
+	if !it.caps {
+		return pos
+	}
+	return ix.inCapitals(pos)
+}
+
+// inCapitals keeps the places where the word is written with more than one capital.
+func (ix *evidenceIndex) inCapitals(pos []int) []int {
+	var out []int
+	for _, p := range pos {
+		if !ix.plain[p] {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // roundFigure is a figure rounded to thousands or millions: "79k", "2M".
@@ -999,9 +1156,18 @@ func (p *Pipeline) gateIn(ctx context.Context, question string, kept, candidates
 
 	chunkIx := make([]*evidenceIndex, len(kept))
 	all := newEvidenceIndex()
+	results := asksResult.MatchString(question)
 	for i, c := range kept {
 		body := withoutReferences(c.Text)
-		chunkIx[i] = newEvidenceIndex(body, strings.Join(c.Section, " "))
+		// A paper's related work names the benchmarks and models of other work, which it
+		// does not run: "What accuracy does DrQA get on SimpleQuestions?" is not answered
+		// by DrQA's survey of the KB-QA datasets. Its passages hold no names for a question
+		// asking for a result; the paper's other passages still may.
+		if results && surveyOnly(c, body) {
+			chunkIx[i] = newEvidenceIndex()
+		} else {
+			chunkIx[i] = newEvidenceIndex(body, strings.Join(c.Section, " "))
+		}
 		all.add(body)
 		all.add(c.Title)
 		all.add(strings.Join(c.Section, " "))
@@ -1042,6 +1208,9 @@ func (p *Pipeline) gateIn(ctx context.Context, question string, kept, candidates
 		case len(missing) > 0:
 			res.missing = itemTexts(missing)
 			res.explain = explainMissing(missing, candidates)
+			if results {
+				res.explain, res.surveyed = explainSurveyed(missing, kept, res.explain)
+			}
 			return res
 		case len(apart) > 0:
 			res.missing = itemTexts(apart)
@@ -1088,6 +1257,51 @@ func (p *Pipeline) gateIn(ctx context.Context, question string, kept, candidates
 	res.explain = explainMissing(miss, nil)
 	return res
 }
+
+// explainSurveyed says which missing names the kept papers name only in their related
+// work: saying they do not mention them would be untrue.
+func explainSurveyed(missing []keyItem, kept []Chunk, explain string) (string, bool) {
+	var surveyed []string
+	for _, it := range missing {
+		for _, c := range kept {
+			if body := withoutReferences(c.Text); surveyOnly(c, body) && newEvidenceIndex(body).covers(it) {
+				surveyed = append(surveyed, it.text)
+				break
+			}
+		}
+	}
+	if len(surveyed) == 0 {
+		return explain, false
+	}
+	if len(surveyed) == len(missing) {
+		return "The papers name " + joinAnd(surveyed) + " only in their related work, with no result.", true
+	}
+	return explain + " They name " + joinAnd(surveyed) + " only in their related work, with no result.", true
+}
+
+// asksResult is a question asking for a result: a score, an accuracy, an error rate.
+var asksResult = regexp.MustCompile(`(?i)\b(?:accuracy|accurate|scores?|scored|f1|exact[- ]match|em|bleu|rouge(?:-\w+)?|perplexity|error rate|hits@\d+|recall@\d+|mrr|ndcg(?:@\d+)?|top-\d+)\b`)
+
+// surveyOnly reports a passage of a paper's survey of other work that gives no result of
+// its own: a table floated into the related-work pages (QLoRA's CrowS scores) does.
+func surveyOnly(c Chunk, body string) bool {
+	return surveySection(c.Section) && !resultFigure.MatchString(body)
+}
+
+// resultFigure is a figure as results are given: "65.3", "82%".
+var resultFigure = regexp.MustCompile(`\b\d+\.\d+\b|\d%`)
+
+// surveySection reports whether a passage is in a paper's survey of other work.
+func surveySection(section []string) bool {
+	for _, s := range section {
+		if surveyHeading.MatchString(s) {
+			return true
+		}
+	}
+	return false
+}
+
+var surveyHeading = regexp.MustCompile(`(?i)^[\s\d.]*(?:related work|background|prior work|previous work|literature review)`)
 
 // hardCoverage checks the hard items against the kept passages. missing are those neither
 // a kept passage nor the rest of a kept document contains; apart are those no passage
@@ -1412,9 +1626,14 @@ func explainMissing(missing []keyItem, candidates []Chunk) string {
 	var parts []string
 	var plain []string
 	used := map[string]bool{}
+	// A variant that is itself missing ("beta2" beside "beta1") is not one the papers
+	// mention in the kept evidence: naming it would say both that they do and do not.
+	for _, it := range missing {
+		used[squeeze(it.text)] = true
+	}
 	for _, it := range missing[:min(len(missing), gateMaxMissing)] {
-		if v := variantOf(it, candidates); v != "" && !used[v] {
-			used[v] = true
+		if v := variantOf(it, candidates); v != "" && !used[squeeze(v)] {
+			used[squeeze(v)] = true
 			parts = append(parts, "The papers mention "+v+", but not "+it.text+".")
 			continue
 		}

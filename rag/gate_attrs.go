@@ -3,6 +3,7 @@ package rag
 import (
 	"context"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -60,6 +61,12 @@ func (a attribute) searchedBy(query string) attribute {
 	return a
 }
 
+// askedAs adds a way of asking about the setting beyond its words.
+func (a attribute) askedAs(re string) attribute {
+	a.askedRe = regexp.MustCompile(re)
+	return a
+}
+
 // withValue marks the setting as one papers report as a figure.
 func (a attribute) withValue() attribute {
 	a.valued = true
@@ -90,25 +97,44 @@ func (a attribute) isAsked(q *evidenceIndex, question string) bool {
 	return coversAny(q, a.asked) || (a.askedRe != nil && a.askedRe.MatchString(question))
 }
 
+// figureAsked reports whether the question asks for the setting's figure. A setting with
+// its own way of being asked for one (valueAsked) decides by that alone: "How many warmup
+// steps did the schedule use?" asks for a figure although "schedule" asks how, not how
+// much, of the other settings.
+func (a attribute) figureAsked(question string) bool {
+	if a.valueAsked != nil {
+		return a.valueAsked.MatchString(question)
+	}
+	return valueQuestion.MatchString(question) && !notValueQuestion.MatchString(question)
+}
+
 // isStated reports whether the text reports the setting; with value, a figure for it.
 // premise is the question's own words (wordSet).
-func (a attribute) isStated(ix *evidenceIndex, text, question string, value bool, premise map[string]bool) bool {
+func (a attribute) isStated(ix *evidenceIndex, text string, value bool, premise map[string]bool) bool {
 	if a.statedRe != nil && a.statedRe.MatchString(text) {
 		return true
 	}
-	if !value || !a.valued || (a.valueAsked != nil && !a.valueAsked.MatchString(question)) {
+	if !value || !a.valued {
 		return coversAny(ix, a.stated)
 	}
-	var at []int
-	for _, it := range a.stated {
-		// Every place it occurs: at gives a stem's exact spelling first ("dropout"), and the
-		// figure may be beside another ("dropouts with a rate of 0.1").
-		if it.stem != "" {
-			at = append(at, ix.stems[it.stem]...)
-		}
-		at = append(at, ix.at(it)...)
-	}
+	at := a.places(ix)
 	if len(at) == 0 {
+		return false
+	}
+	// A figure with another setting named between it and this one is that setting's:
+	// "linear scheduling with warm-up and dropout rate 0.1" gives no warm-up steps.
+	var others []int
+	for _, b := range attributes {
+		if b.valued && b.name != a.name {
+			others = append(others, b.places(ix)...)
+		}
+	}
+	between := func(p, i int) bool {
+		for _, o := range others {
+			if o > min(p, i) && o < max(p, i) && !slices.Contains(at, o) {
+				return true
+			}
+		}
 		return false
 	}
 	// A figure the question itself gives is its premise, not the setting's value: "up to
@@ -117,12 +143,51 @@ func (a attribute) isStated(ix *evidenceIndex, text, question string, value bool
 	ws, _ := segWords(text)
 	for _, p := range at {
 		for i := max(p-valueBefore, 0); i < min(p+valueAfter+1, len(ws)); i++ {
-			if isFigure(ws, i) && !premise[ws[i]] {
+			if isFigure(ws, i) && !premise[ws[i]] && !between(p, i) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// premise reports whether the question gives the setting with its figure: "with batch
+// size 1", "at a dropout of 0.1". Only a plain number right after the setting counts;
+// the "5" of "T5" or "GPT-2" beside it is a name's.
+func (a attribute) premise(q *evidenceIndex, question string) bool {
+	if !a.valued {
+		return false
+	}
+	ws, _ := segWords(question)
+	for _, p := range a.places(q) {
+		for i := p + 1; i < min(p+4, len(ws)); i++ {
+			if plainNumber.MatchString(ws[i]) {
+				return true
+			}
+			if !premiseGlue[ws[i]] {
+				break
+			}
+		}
+	}
+	return false
+}
+
+// premiseGlue are the words between a setting and the figure a question gives it.
+var premiseGlue = map[string]bool{"size": true, "rate": true, "of": true, "at": true, "to": true, "set": true, "is": true, "was": true}
+
+var plainNumber = regexp.MustCompile(`^\d+(?:\.\d+)?[km]?$`)
+
+// places returns every place the text names the setting: at gives a stem's exact spelling
+// first ("dropout"), and the figure may be beside another ("dropouts with a rate of 0.1").
+func (a attribute) places(ix *evidenceIndex) []int {
+	var at []int
+	for _, it := range a.stated {
+		if it.stem != "" {
+			at = append(at, ix.stems[it.stem]...)
+		}
+		at = append(at, ix.at(it)...)
+	}
+	return at
 }
 
 // A setting's figure stands a few words from its name: "dropout rate of 0.1", "Pdrop =
@@ -172,7 +237,8 @@ var attributes = []attribute{
 	attr("temperature", []string{"temperature"}, []string{"temperature"}).withValue(),
 	attr("momentum", []string{"momentum"}, []string{"momentum"}).withValue(),
 	// Papers write Adam's epsilon "ε" beside the optimizer, and no BM25 term holds "ε".
-	attr("epsilon", []string{"epsilon"}, []string{"epsilon", "eps"}).searchedBy("epsilon eps adam").withValue(),
+	// "eps" as spelled: its stem "ep" is DPR's passage encoder "EP(·)", beside a figure.
+	attr("epsilon", []string{"epsilon"}, []string{"epsilon", "=eps"}).searchedBy("epsilon eps adam").withValue(),
 	attr("epochs", []string{"epoch", "epochs"}, []string{"epoch"}).withValue(),
 	attr("optimizer", []string{"optimizer", "optimiser"}, []string{"optimizer", "optimiser", "adam", "adamw", "adafactor", "sgd", "gradient descent", "lamb", "rmsprop"}),
 	attr("beam size", []string{"beam size", "beam width"}, []string{"beam"}).withValue(),
@@ -243,6 +309,11 @@ var attributes = []attribute{
 	attr("a maximum length",
 		[]string{"maximum sequence length", "max sequence length", "maximum input length", "max input length", "maximum output length", "max output length", "a maximum length", "max length", "truncate", "truncated", "max_seq_length"},
 		[]string{"a maximum length", "max length", "sequence length", "input length", "output length", "maximum sequence", "truncate", "truncated", "truncation", "truncating", "context length", "context window", "tokens long"}),
+	// A model's attention heads: a paper that gives them says "heads" ("16 attention
+	// heads", "h = 8 heads"); GPT-2 gives its layers and width and never its heads. Its
+	// "head of the department" and "head fake" are no attention head, hence the spelling.
+	// "task-specific heads" are a classifier's, not attention's.
+	attr("attention heads", []string{"attention head", "attention heads"}, []string{"=heads", "attention head"}).askedAs(`(?i)\bhow many (?:\w+ )?heads\b`),
 	attr("a document stride", []string{"stride"}, []string{"stride"}),
 	attr("download counts", []string{"downloaded", "downloads"}, []string{"downloaded", "downloads"}),
 	attr("a license", []string{"license", "licence", "licensed"}, []string{"license", "licence", "licensed", "licensing"}),
@@ -362,7 +433,6 @@ func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept
 		return nil
 	}
 	q := newEvidenceIndex(question)
-	value := valueQuestion.MatchString(question) && !notValueQuestion.MatchString(question)
 	premise := wordSet(question)
 	var parts [][]keyItem
 	for _, c := range components {
@@ -385,7 +455,9 @@ func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept
 	var keptIx []*evidenceIndex
 	var missing []keyItem
 	for _, a := range attributes {
-		if !a.isAsked(q, question) {
+		// "with batch size 1, how much memory do the gradients take?": a setting the
+		// question gives with its figure is its premise, not what it asks.
+		if !a.isAsked(q, question) || a.premise(q, question) {
 			continue
 		}
 		if keptIx == nil {
@@ -394,10 +466,11 @@ func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept
 				keptText, keptIx = append(keptText, t), append(keptIx, newEvidenceIndex(t))
 			}
 		}
+		value := a.figureAsked(question)
 		// states reports whether a passage states the setting, and when its figure is
 		// asked, gives one where what it is asked of is named.
 		states := func(ix *evidenceIndex, text string) bool {
-			return a.isStated(ix, text, question, value, premise) && (!value || !a.valued || qualified(ix, text))
+			return a.isStated(ix, text, value, premise) && (!value || !a.valued || qualified(ix, text))
 		}
 		stated := false
 		for i := range kept {

@@ -30,6 +30,14 @@ var (
 		Text: "T5 uses a constant learning rate for the first steps and then exponentially decays the learning rate; the averaged weights use an EMA decay of 0.999."}
 	attrInit = Chunk{ID: "init", DocID: "qlora", Title: "QLoRA: Efficient Finetuning of Quantized LLMs",
 		Text: "The LoRA matrix L2 is initialized to zero, so the model starts unchanged."}
+	attrMemory = Chunk{ID: "mem", DocID: "qlora", Title: "QLoRA: Efficient Finetuning of Quantized LLMs",
+		Text: "For a 7B LLaMA model finetuned on FLAN v2 with 1 example per step, the LoRA input gradients take 567 MB of memory."}
+	attrEncoder = Chunk{ID: "ep", DocID: "dpr", Title: "Dense Passage Retrieval for Open-Domain Question Answering",
+		Text: "DPR's dense encoder EP(·) maps each passage to 768 dimensions and is trained with Adam."}
+	attrGPT2 = Chunk{ID: "gpt2", DocID: "gpt2", Title: "Language Models are Unsupervised Multitask Learners",
+		Text: "The largest GPT-2 has 48 layers and a width of 1600; the head of the department answered."}
+	attrHeads = Chunk{ID: "heads", DocID: "transformer", Title: "Attention Is All You Need",
+		Text: "In this work we employ h = 8 parallel attention layers, or heads."}
 	attrWD = Chunk{ID: "wd", DocID: "bert", Title: "BERT: Pre-training of Deep Bidirectional Transformers",
 		Text: "We train BERT with Adam, a learning rate of 1e-4 and an L2 weight decay of 0.01."}
 )
@@ -37,7 +45,7 @@ var (
 // TestGateUnstatedAttribute: a question about a training setting the paper never reports is
 // refused naming it; one the paper reports, even in a passage not kept, is answered.
 func TestGateUnstatedAttribute(t *testing.T) {
-	corpus := []Chunk{attrDSI, attrDSIb, attrQLoRA, attrQLoRAb, attrT5, attrTransformer, attrPdrop, attrClips, attrBatch, attrLRDecay, attrWD, attrInit, attrInitState}
+	corpus := []Chunk{attrDSI, attrDSIb, attrQLoRA, attrQLoRAb, attrT5, attrTransformer, attrPdrop, attrClips, attrBatch, attrLRDecay, attrWD, attrInit, attrInitState, attrMemory, attrEncoder, attrGPT2, attrHeads}
 	p := gatePipeline(t, corpus)
 	runGateCases(t, p, corpus, []gateCase{
 		{"setting the paper never states", "What dropout rate did the DSI models use during training?", []Chunk{attrDSI}, []string{"dropout"}, "dropout"},
@@ -67,6 +75,13 @@ func TestGateUnstatedAttribute(t *testing.T) {
 		// "top-p" is a sampling setting; "top" alone is not.
 		{"top-p the paper never states", "What top-p did the DSI models decode with?", []Chunk{attrDSI}, []string{"top-p"}, "top-p"},
 		{"a model on top is no sampling setting", "Which learning rate did the DSI models use with a classifier on top?", []Chunk{attrDSI}, nil, ""},
+		// The question gives the batch size; it asks how long training took.
+		{"a setting given with its figure is a premise", "With batch size 1, how much memory do the LoRA input gradients of a 7B LLaMA take?", []Chunk{attrMemory}, nil, ""},
+		{"an encoder's symbol is no epsilon", "Which epsilon did DPR set for Adam?", []Chunk{attrEncoder}, []string{"epsilon"}, "epsilon"},
+		{"heads a paper never gives", "How many attention heads does each layer of GPT-2 use?", []Chunk{attrGPT2}, []string{"attention heads"}, "attention heads"},
+		{"heads a paper gives", "How many heads does the Transformer's attention use?", []Chunk{attrHeads}, nil, ""},
+		{"a classifier's heads are no attention heads", "How does GPT-2 know the task without task-specific heads?", []Chunk{attrGPT2}, nil, ""},
+		{"a setting asked beside a name with a digit", "Which batch size did T5 use?", []Chunk{attrT5}, []string{"batch size"}, "batch size"},
 	})
 }
 
@@ -270,5 +285,22 @@ func TestGateSettingQualifier(t *testing.T) {
 		{"the figure is for the encoders", "For how many epochs did they train the DPR reader?", []Chunk{dpr, dprReader}, []string{"epochs"}, "epochs"},
 		{"the figure is for the reader", "What batch size did they use to train the DPR reader?", []Chunk{dpr, dprReader}, nil, ""},
 		{"the encoders asked", "For how many epochs did they train the DPR encoders?", []Chunk{dpr, dprReader}, nil, ""},
+	})
+}
+
+// TestGateFigureOfAnotherSetting: a figure with another setting named between it and the
+// one asked is the other's; the warm-up asked "how many steps" of a "schedule" is still a
+// figure asked.
+func TestGateFigureOfAnotherSetting(t *testing.T) {
+	dpr := Chunk{ID: "dprwu", DocID: "dpr", Title: "Dense Passage Retrieval for Open-Domain Question Answering",
+		Text: "We train with a learning rate of 1e-5 using Adam, linear scheduling with warm-up and dropout rate 0.1."}
+	bert := Chunk{ID: "bertwu", DocID: "bert", Title: "BERT: Pre-training of Deep Bidirectional Transformers",
+		Text: "BERT uses learning rate warmup over the first 10,000 steps, and linear decay of the learning rate."}
+	corpus := []Chunk{dpr, bert, gateFill}
+	runGateCases(t, gatePipeline(t, corpus), corpus, []gateCase{
+		{"the dropout's figure", "How many warmup steps were in DPR's linear learning-rate schedule?", []Chunk{dpr}, []string{"warmup"}, "warmup"},
+		{"its own figure", "How many warmup steps were in BERT's linear learning-rate schedule?", []Chunk{bert}, nil, ""},
+		{"a figure not asked", "What warmup schedule did DPR use?", []Chunk{dpr}, nil, ""},
+		{"a setting's own figure beside another", "What dropout rate did DPR use?", []Chunk{dpr}, nil, ""},
 	})
 }

@@ -586,3 +586,125 @@ func TestGateFollowUpWords(t *testing.T) {
 		t.Errorf("outside a thread, %q missing %q, want bolt", q, g.missing)
 	}
 }
+
+// TestGateCapitalsOnlyNames: a name a question writes in capitals only ("DROP") is found
+// where the evidence writes it so, not in the plain word ("a drop in accuracy"); a model
+// size ("XL") is found in lower case too, as QLoRA writes "T5 xl".
+func TestGateCapitalsOnlyNames(t *testing.T) {
+	xlnet := Chunk{ID: "xlnet", DocID: "xlnet", Title: "XLNet: Generalized Autoregressive Pretraining for Language Understanding",
+		Text: "Removing the memory causes a drop in accuracy on RACE; XLNet-Large gets 85.4 F1 there. Drop rates were low."}
+	drop := Chunk{ID: "drop", DocID: "drop", Title: "A reading comprehension benchmark",
+		Text: "On DROP the model reaches 60.1 F1 after fine-tuning."}
+	qlora := Chunk{ID: "qlora", DocID: "qlora", Title: "QLoRA: Efficient Finetuning of Quantized LLMs",
+		Text: "We finetune T5 xl and xxl models with 4-bit NF4 and compare their Super-NaturalInstructions RougeL."}
+	corpus := []Chunk{xlnet, drop, qlora, gateFill}
+	runGateCases(t, gatePipeline(t, corpus), corpus, []gateCase{
+		{"plain word is not the name", "What F1 does XLNet-Large get on DROP?", []Chunk{xlnet}, []string{"DROP"}, "DROP"},
+		{"capitals are", "What F1 does the model get on DROP?", []Chunk{drop}, nil, ""},
+		{"a size in lower case", "What RougeL do the T5 XL models get with NF4?", []Chunk{qlora}, nil, ""},
+	})
+	ws, _, plain := segWordsCase("DROP Drop drop DrQA")
+	if !slices.Equal(ws, []string{"drop", "drop", "drop", "drqa"}) || !slices.Equal(plain, []bool{false, true, true, false}) {
+		t.Errorf("segWordsCase: %q %v", ws, plain)
+	}
+}
+
+// TestGateCompoundsAndAliases: capitalised hyphenated parts name a method or a language
+// pair, which the evidence must hold, in either spelling of a pair; a name in brackets is
+// its neighbour's short form; "masked-LM" is "MLM".
+func TestGateCompoundsAndAliases(t *testing.T) {
+	cot := Chunk{ID: "cot", DocID: "cot", Title: "Chain-of-Thought Prompting Elicits Reasoning in Large Language Models",
+		Text: "Chain-of-thought prompting improves GSM8K accuracy for PaLM 540B over standard prompting with exemplars."}
+	wmt := Chunk{ID: "wmt", DocID: "transformer", Title: "Attention Is All You Need",
+		Text: "On the WMT 2014 English-German task the big model reaches 28.4 BLEU after training."}
+	giga := Chunk{ID: "giga", DocID: "xlnet", Title: "XLNet",
+		Text: "Pretraining also uses Giga5 (16GB of text), ClueWeb and Common Crawl."}
+	mlm := Chunk{ID: "mlm", DocID: "bert", Title: "BERT",
+		Text: "The MLM objective masks 15% of the input tokens at random."}
+	corpus := []Chunk{cot, wmt, giga, mlm, gateFill}
+	runGateCases(t, gatePipeline(t, corpus), corpus, []gateCase{
+		{"a method the papers lack", "Does Plan-and-Solve prompting beat chain-of-thought on GSM8K?", []Chunk{cot}, []string{"Plan-and-Solve"}, "Plan-and-Solve"},
+		{"a pair written with to", "What BLEU does the big model reach on English-to-German?", []Chunk{wmt}, nil, ""},
+		{"another pair", "What BLEU does the big model reach on English-to-Romanian?", []Chunk{wmt}, []string{"English-to-Romanian"}, "English-to-Romanian"},
+		{"a short form in brackets", "How much text does English Gigaword (Giga5) add?", []Chunk{giga}, nil, ""},
+		{"initials of word and acronym", "What share of tokens does the masked-LM objective mask?", []Chunk{mlm}, nil, ""},
+	})
+	for q, want := range map[string][]string{
+		"How does Step-Back prompting work?":                     {"Step-Back"},
+		"Is Self-Attention cheaper than recurrence?":             {"Self-Attention"},
+		"What does RAG-Sequence (RAG-Seq) get on NQ?":            {"RAG-Sequence", "NQ"},
+		"How many parameters does RoBERTa (RoBERTa-large) have?": {"RoBERTa", "RoBERTa-large"},
+		"What did LLaMA (65B) score?":                            {"LLaMA", "65B"},
+		// An author after "of" is a citation, not part of the name.
+		"What does the Graph Retriever of Min et al. get on TriviaQA?": {"Graph Retriever", "TriviaQA"},
+		"What BLEU does the 11-billion-parameter T5 get?":              {"BLEU", "11B", "T5"},
+	} {
+		if got := hardItems(q); !slices.Equal(got, want) {
+			t.Errorf("hard items of %q = %q, want %q", q, got, want)
+		}
+	}
+}
+
+// TestEvidenceIndexTitleInitials: a capitalised name is found as its initials where a
+// table writes them in capitals ("NQ"), not in the plain words they spell ("et al.").
+func TestEvidenceIndexTitleInitials(t *testing.T) {
+	ix := newEvidenceIndex("As in Vaswani et al. (2017), exact match on NQ and TQA is reported.")
+	checkCovers(t, ix, []coverCase{{"Natural Questions", true}, {"Evolved Transformer", false}})
+}
+
+// TestExplainMissingVariants: a variant the explanation offers is one the papers hold, not
+// another missing name; "TL;DR" is one name in the evidence as in the question.
+func TestExplainMissingVariants(t *testing.T) {
+	adam := Chunk{ID: "b2", DocID: "x", Title: "X", Text: "Adam with beta2 = 0.98 and GPT-3 as a judge."}
+	items := []keyItem{{text: "beta1", key: "beta1", hard: true}, {text: "beta2", key: "beta2", hard: true}}
+	if got, want := explainMissing(items, []Chunk{adam}), "The papers do not mention beta1 or beta2."; got != want {
+		t.Errorf("explain %q, want %q", got, want)
+	}
+	if got, want := explainMissing([]keyItem{{text: "GPT-4", key: "gpt4", hard: true}}, []Chunk{adam}), "The papers mention GPT-3, but not GPT-4."; got != want {
+		t.Errorf("explain %q, want %q", got, want)
+	}
+	checkCovers(t, newEvidenceIndex("On the TL;DR summarization dataset; the model wins."), []coverCase{{"TL;DR", true}, {"TLDR", true}})
+}
+
+// TestGateRelatedWorkIsNoResult: a benchmark a paper names only in its related work has no
+// result there; asked for one, the gate refuses saying where the name stands, and a
+// question not asking for a result is still answered from that passage.
+func TestGateRelatedWorkIsNoResult(t *testing.T) {
+	survey := Chunk{ID: "rw", DocID: "drqa", Title: "Reading Wikipedia to Answer Open-Domain Questions", Section: []string{"2 Related Work"},
+		Text: "Bordes et al. combined WebQuestions and SimpleQuestions using distant supervision with Freebase as the KB."}
+	results := Chunk{ID: "res", DocID: "drqa", Title: "Reading Wikipedia to Answer Open-Domain Questions", Section: []string{"5 Experiments"},
+		Text: "DrQA reaches 20.7 exact match on WebQuestions and 25.4 on CuratedTREC with distant supervision."}
+	// A results table the PDF's layout put among the related-work pages.
+	floated := Chunk{ID: "table", DocID: "drqa", Title: "Reading Wikipedia to Answer Open-Domain Questions", Section: []string{"2 Related Work"},
+		Text: "Table 6: DrQA on WikiMovies reaches 34.2 exact match, against 70.9 for a KB-based system."}
+	corpus := []Chunk{survey, results, floated, gateFill}
+	runGateCases(t, gatePipeline(t, corpus), corpus, []gateCase{
+		{"a result in a table floated into the related work", "What exact match does DrQA get on WikiMovies?", []Chunk{floated}, nil, ""},
+		{"a result on a surveyed benchmark", "What accuracy does DrQA get on SimpleQuestions?", []Chunk{results, survey}, []string{"SimpleQuestions"}, "The papers name SimpleQuestions only in their related work, with no result."},
+		{"a result on an evaluated benchmark", "What exact match does DrQA get on WebQuestions?", []Chunk{results, survey}, nil, ""},
+		{"no result asked", "Which knowledge base did Bordes et al. use for SimpleQuestions?", []Chunk{survey}, nil, ""},
+	})
+}
+
+// TestEvidenceIndexSizeInWords: "the 11-billion-parameter T5" is found where a paper
+// writes "11B" and where it writes "11 billion".
+func TestEvidenceIndexSizeInWords(t *testing.T) {
+	var size keyItem
+	for _, it := range questionItems("How many passes over its 3.3-billion-word corpus did BERT make?") {
+		if it.text == "3.3B" {
+			size = it
+		}
+	}
+	if size.text == "" {
+		t.Fatalf("no 3.3B among %+v", questionItems("How many passes over its 3.3-billion-word corpus did BERT make?"))
+	}
+	for text, want := range map[string]bool{
+		"about 40 epochs over the 3.3 billion word corpus": true,
+		"T5-3.3B was trained longer":                       true,
+		"the 3.3 million word corpus":                      false,
+	} {
+		if got := newEvidenceIndex(text).covers(size); got != want {
+			t.Errorf("%q covers 3.3B = %v, want %v", text, got, want)
+		}
+	}
+}

@@ -283,3 +283,66 @@ func TestBlendOverlap(t *testing.T) {
 		t.Errorf("without overlap the summary should still win (%.3f vs %.3f): the test no longer shows the problem", c[0].score, c[1].score)
 	}
 }
+
+// TestExtractiveTableCaption: asked a number a paper gives only in a table, the answer
+// quotes the prose and adds the table's caption, cited on the table's page; a question
+// asking for no number, or a caption the scorer rates far below the prose, adds none.
+func TestExtractiveTableCaption(t *testing.T) {
+	prose := "We fine-tune every model on the GLUE benchmark with the same recipe."
+	other := "The tokenizer splits words into subword units before training starts."
+	caption := "Table 9: Hyperparameters used for fine-tuning on the GLUE benchmark."
+	rows := "MNLI 1e-4 32 10 SST-2 2e-4 32 20 MRPC 3e-4 16 30"
+	scores := map[string]float64{prose: 0.9, other: 0.1, "Hyperparameters used for fine-tuning on the GLUE benchmark.": 0.6, caption: 0.6}
+	rr := fnReranker(func(_ string, ps []string) []float64 {
+		out := make([]float64, len(ps))
+		for i, s := range ps {
+			out[i] = scores[s]
+		}
+		return out
+	})
+	p := testPipeline(t, Config{Reranker: rr})
+	text := prose + " " + other + "\n\n" + rows + "\n\n" + caption
+	src := Chunk{ID: "glue", Name: "paper", PageStart: 5, PageEnd: 6, Text: text}
+	src.PageBreaks = []int{strings.Index(text, rows)}
+
+	sources := sourcesOf(src)
+	got := p.extractive(t.Context(), "What learning rate did they use for MRPC?", sources)
+	if !strings.Contains(got, "Table 9: Hyperparameters used for fine-tuning on the GLUE benchmark [1].") {
+		t.Errorf("numeric question: answer %q does not point at the table", got)
+	}
+	if !strings.HasPrefix(got, "We fine-tune") {
+		t.Errorf("numeric question: answer %q does not start with the prose sentence", got)
+	}
+	if !slices.Equal(sources[0].Pages, []int{5, 6}) {
+		t.Errorf("numeric question: cited on pages %v, want [5 6], the prose's and the table's", sources[0].Pages)
+	}
+
+	sources = sourcesOf(src)
+	if got := p.extractive(t.Context(), "Which benchmark did they fine-tune on?", sources); strings.Contains(got, "Table 9") {
+		t.Errorf("question asking for no number: answer %q quotes a caption", got)
+	}
+
+	scores[caption], scores["Hyperparameters used for fine-tuning on the GLUE benchmark."] = 0.2, 0.2
+	sources = sourcesOf(src)
+	if got := p.extractive(t.Context(), "What learning rate did they use for MRPC?", sources); strings.Contains(got, "Table 9") {
+		t.Errorf("weak caption: answer %q quotes it", got)
+	}
+}
+
+func TestIsTableCaption(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		want bool
+	}{
+		{"Table 9: Hyperparameters used for fine-tuning on the GLUE benchmark.", true},
+		{"Table 3. results of the ablation on the development set of SQuAD.", true},
+		{"Figure 2: The model architecture with its two encoder towers.", false},
+		{"Table 4: 12 24 768 1024 3072 4096 110M 340M.", false},
+		{"Table 5: Results", false},
+		{"As Table 5 shows, the larger model wins on every task we tried.", false},
+	} {
+		if got := isTableCaption(c.s); got != c.want {
+			t.Errorf("isTableCaption(%q) = %v, want %v", c.s, got, c.want)
+		}
+	}
+}

@@ -20,15 +20,73 @@ import (
 //   - English stopwords removed (Snowball's list), possessive "'s" ignored for that test;
 //   - Snowball English stemming of purely Latin words ("layers" → "layer",
 //     "attention" → "attent"); numbers and other scripts are kept as they are.
+//   - a capitalised hyphenated name with lower-case words inside ("Fusion-in-Decoder")
+//     also gives its initials ("fid"), the short name users and other papers write for
+//     it: the FiD paper itself never spells "FiD", so without the alias a question naming
+//     it by that name could not find it.
 func Analyze(text string) []string {
-	var out []string
-	it := words.FromString(text)
-	for it.Next() {
-		if t := term(it.Value()); t != "" {
+	var out, run []string
+	hyphen := false // the previous token was a hyphen continuing run
+	for it := words.FromString(text); it.Next(); {
+		v := it.Value()
+		switch {
+		case v == "-" && len(run) > 0 && !hyphen:
+			hyphen = true
+		case hasAlnum(v) && hyphen:
+			run = append(run, v)
+			hyphen = false
+		default:
+			out = appendInitials(out, run)
+			run, hyphen = run[:0], false
+			if hasAlnum(v) {
+				run = append(run, v)
+			}
+		}
+		if t := term(v); t != "" {
 			out = append(out, t)
 		}
 	}
+	return appendInitials(out, run)
+}
+
+// appendInitials appends the initials of a hyphenated name to out when parts is one: at
+// least three parts, the first and last capitalised words, the ones between short
+// lower-case words ("in", "of", "to"). Other compounds ("state-of-the-art",
+// "GPT-3-175B") give none.
+func appendInitials(out, parts []string) []string {
+	if len(parts) < 3 || !capitalised(parts[0]) || !capitalised(parts[len(parts)-1]) {
+		return out
+	}
+	var b strings.Builder
+	for i, p := range parts {
+		if i > 0 && i < len(parts)-1 {
+			if len(p) > 4 || !isLowerWord(p) {
+				return out
+			}
+		}
+		r, _ := utf8.DecodeRuneInString(p)
+		b.WriteRune(r)
+	}
+	if t := term(b.String()); t != "" {
+		out = append(out, t)
+	}
 	return out
+}
+
+// capitalised reports whether w is a word with a capital first letter and a lower-case
+// one after it: "Decoder", not "GPT" or "the".
+func capitalised(w string) bool {
+	r, size := utf8.DecodeRuneInString(w)
+	return unicode.IsUpper(r) && strings.IndexFunc(w[size:], unicode.IsLower) >= 0
+}
+
+func isLowerWord(w string) bool {
+	for _, r := range w {
+		if !unicode.IsLower(r) {
+			return false
+		}
+	}
+	return w != ""
 }
 
 // term normalises one segmented word; "" means drop it.

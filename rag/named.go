@@ -6,6 +6,8 @@ import (
 	"hash/fnv"
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // A question that names a paper ("REALM refreshes its index while RAG does not …",
@@ -81,6 +83,11 @@ func introduced(text string) []string {
 			for _, n := range m[1:] {
 				for _, v := range nameForms(n) {
 					if k := squeeze(v); k != "" {
+						out = append(out, k)
+					}
+					// The name users write for a hyphenated one: "FiD" for the
+					// "Fusion-in-Decoder" a paper introduces without abbreviating it.
+					if k := squeeze(CompoundInitials(v)); k != "" {
 						out = append(out, k)
 					}
 				}
@@ -362,4 +369,42 @@ func (p *Pipeline) withMissingFound(ctx context.Context, question, query string,
 		}
 	}
 	return hits, added
+}
+
+// CompoundInitials returns the initials of a hyphenated name ("FiD" for
+// "Fusion-in-Decoder"), the short name users and other papers write for it; "" for any
+// other word. A name here has at least three parts, the first and last capitalised
+// words and the ones between short lower-case words ("in", "of", "to"):
+// "state-of-the-art" and "GPT-3-175B" give "". BM25 indexes the initials beside the
+// name (rag/bm25.Analyze), and a paper introducing the name owns them (owner).
+func CompoundInitials(name string) string {
+	parts := strings.Split(name, "-")
+	if len(parts) < 3 || !capitalised(parts[0]) || !capitalised(parts[len(parts)-1]) {
+		return ""
+	}
+	var b strings.Builder
+	for i, p := range parts {
+		if i > 0 && i < len(parts)-1 && (len(p) > 4 || !isLowerWord(p)) {
+			return ""
+		}
+		r, _ := utf8.DecodeRuneInString(p)
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// capitalised reports whether w is a word with a capital first letter and a lower-case
+// one after it: "Decoder", not "GPT" or "the".
+func capitalised(w string) bool {
+	r, size := utf8.DecodeRuneInString(w)
+	return unicode.IsUpper(r) && strings.IndexFunc(w[size:], unicode.IsLower) >= 0
+}
+
+func isLowerWord(w string) bool {
+	for _, r := range w {
+		if !unicode.IsLower(r) {
+			return false
+		}
+	}
+	return w != ""
 }

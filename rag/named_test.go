@@ -114,7 +114,7 @@ func TestIntroduced(t *testing.T) {
 		want []string
 	}{
 		{"We call the resulting models InstructGPT.", []string{"instructgpt"}},
-		{"The model performs evidence fusion in the decoder only, and we refer to it as Fusion-in-Decoder.", []string{"fusionindecoder"}},
+		{"The model performs evidence fusion in the decoder only, and we refer to it as Fusion-in-Decoder.", []string{"fusionindecoder", "fid"}},
 		{"We develop DrQA, a strong system for question answering from Wikipedia.", []string{"drqa"}},
 		{"We refer to our model and framework as the “Text-to-Text Transfer Transformer” (T5).", []string{"texttotexttransfertransformer", "t5"}},
 		{"“T5” refers to our model, which we dub the “Text-to-Text Transfer Transformer”.", []string{"texttotexttransfertransformer", "t5"}},
@@ -334,6 +334,24 @@ func TestNamedFirstVersionUnreached(t *testing.T) {
 		cited := !ans.Refused && slices.ContainsFunc(ans.Sources, func(s Source) bool { return s.Cited && s.Chunk.DocID == "gpt1" })
 		if cited != listed {
 			t.Errorf("documents listed %v: answer %q (missing %q) cites the GPT-1 paper: %v", listed, ans.Text, ans.Missing, cited)
+		}
+	}
+}
+
+func TestCompoundInitials(t *testing.T) {
+	for name, want := range map[string]string{
+		"Fusion-in-Decoder": "FiD",
+		"English-to-German": "EtG",
+		"state-of-the-art":  "",
+		"State-of-the-art":  "",
+		"GPT-3-175B":        "",
+		"Text-to-Text":      "TtT",
+		"Sequence-Level-KD": "",
+		"Second-order-Net":  "",
+		"Fusion-Decoder":    "",
+	} {
+		if got := CompoundInitials(name); got != want {
+			t.Errorf("CompoundInitials(%q) = %q, want %q", name, got, want)
 		}
 	}
 }

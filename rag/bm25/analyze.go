@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/clipperhouse/uax29/v2/words"
+	"github.com/footnote-dev/footnote/rag"
 	"github.com/kljensen/snowball/english"
 	"golang.org/x/text/unicode/norm"
 )
@@ -49,44 +50,16 @@ func Analyze(text string) []string {
 	return appendInitials(out, run)
 }
 
-// appendInitials appends the initials of a hyphenated name to out when parts is one: at
-// least three parts, the first and last capitalised words, the ones between short
-// lower-case words ("in", "of", "to"). Other compounds ("state-of-the-art",
-// "GPT-3-175B") give none.
+// appendInitials appends the term of a hyphenated name's initials (rag.CompoundInitials)
+// to out when parts are one.
 func appendInitials(out, parts []string) []string {
-	if len(parts) < 3 || !capitalised(parts[0]) || !capitalised(parts[len(parts)-1]) {
+	if len(parts) < 3 {
 		return out
 	}
-	var b strings.Builder
-	for i, p := range parts {
-		if i > 0 && i < len(parts)-1 {
-			if len(p) > 4 || !isLowerWord(p) {
-				return out
-			}
-		}
-		r, _ := utf8.DecodeRuneInString(p)
-		b.WriteRune(r)
-	}
-	if t := term(b.String()); t != "" {
+	if t := term(rag.CompoundInitials(strings.Join(parts, "-"))); t != "" {
 		out = append(out, t)
 	}
 	return out
-}
-
-// capitalised reports whether w is a word with a capital first letter and a lower-case
-// one after it: "Decoder", not "GPT" or "the".
-func capitalised(w string) bool {
-	r, size := utf8.DecodeRuneInString(w)
-	return unicode.IsUpper(r) && strings.IndexFunc(w[size:], unicode.IsLower) >= 0
-}
-
-func isLowerWord(w string) bool {
-	for _, r := range w {
-		if !unicode.IsLower(r) {
-			return false
-		}
-	}
-	return w != ""
 }
 
 // term normalises one segmented word; "" means drop it.

@@ -116,6 +116,7 @@ const (
 	report80File = "testdata/report80.jsonl"
 	report81File = "testdata/report81.jsonl"
 	report82File = "testdata/report82.jsonl"
+	report83File = "testdata/report83.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -210,6 +211,7 @@ var laterBatches = map[string]map[string]int{
 	report80File: quarterBrief,
 	report81File: quarterBrief,
 	report82File: quarterBrief,
+	report83File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -117,6 +117,7 @@ const (
 	report81File = "testdata/report81.jsonl"
 	report82File = "testdata/report82.jsonl"
 	report83File = "testdata/report83.jsonl"
+	report84File = "testdata/report84.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -212,6 +213,7 @@ var laterBatches = map[string]map[string]int{
 	report81File: quarterBrief,
 	report82File: quarterBrief,
 	report83File: quarterBrief,
+	report84File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -111,6 +111,7 @@ const (
 	report75File = "testdata/report75.jsonl"
 	report76File = "testdata/report76.jsonl"
 	report77File = "testdata/report77.jsonl"
+	report85File = "testdata/report85.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -200,6 +201,7 @@ var laterBatches = map[string]map[string]int{
 	report75File: quarterBrief,
 	report76File: quarterBrief,
 	report77File: quarterBrief,
+	report85File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

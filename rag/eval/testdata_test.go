@@ -118,6 +118,7 @@ const (
 	report82File = "testdata/report82.jsonl"
 	report83File = "testdata/report83.jsonl"
 	report84File = "testdata/report84.jsonl"
+	report85File = "testdata/report85.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -214,6 +215,7 @@ var laterBatches = map[string]map[string]int{
 	report82File: quarterBrief,
 	report83File: quarterBrief,
 	report84File: quarterBrief,
+	report85File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

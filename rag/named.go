@@ -5,8 +5,8 @@ import (
 	"errors"
 	"hash/fnv"
 	"regexp"
+	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -373,38 +373,22 @@ func (p *Pipeline) withMissingFound(ctx context.Context, question, query string,
 
 // CompoundInitials returns the initials of a hyphenated name ("FiD" for
 // "Fusion-in-Decoder"), the short name users and other papers write for it; "" for any
-// other word. A name here has at least three parts, the first and last capitalised
-// words and the ones between short lower-case words ("in", "of", "to"):
-// "state-of-the-art" and "GPT-3-175B" give "". BM25 indexes the initials beside the
-// name (rag/bm25.Analyze), and a paper introducing the name owns them (owner).
+// other word. The name is a titled compound (titledCompound, as the gate reads "Plan-and-
+// Solve") whose inner parts are all short lower-case words, whose initials stay small:
+// "Step-Back", "state-of-the-art" and "GPT-3-175B" give "". BM25 indexes the initials
+// beside the name (rag/bm25.Analyze), and a paper introducing the name owns them (owner).
 func CompoundInitials(name string) string {
-	parts := strings.Split(name, "-")
-	if len(parts) < 3 || !capitalised(parts[0]) || !capitalised(parts[len(parts)-1]) {
+	parts := strings.FieldsFunc(name, isHyphen)
+	if len(parts) < 3 || !titledCompound(name) {
+		return ""
+	}
+	if slices.ContainsFunc(parts[1:len(parts)-1], func(p string) bool { return p != strings.ToLower(p) }) {
 		return ""
 	}
 	var b strings.Builder
-	for i, p := range parts {
-		if i > 0 && i < len(parts)-1 && (len(p) > 4 || !isLowerWord(p)) {
-			return ""
-		}
+	for _, p := range parts {
 		r, _ := utf8.DecodeRuneInString(p)
 		b.WriteRune(r)
 	}
 	return b.String()
-}
-
-// capitalised reports whether w is a word with a capital first letter and a lower-case
-// one after it: "Decoder", not "GPT" or "the".
-func capitalised(w string) bool {
-	r, size := utf8.DecodeRuneInString(w)
-	return unicode.IsUpper(r) && strings.IndexFunc(w[size:], unicode.IsLower) >= 0
-}
-
-func isLowerWord(w string) bool {
-	for _, r := range w {
-		if !unicode.IsLower(r) {
-			return false
-		}
-	}
-	return w != ""
 }

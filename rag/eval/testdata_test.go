@@ -120,6 +120,7 @@ const (
 	report84File = "testdata/report84.jsonl"
 	report85File = "testdata/report85.jsonl"
 	report86File = "testdata/report86.jsonl"
+	report87File = "testdata/report87.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -218,6 +219,7 @@ var laterBatches = map[string]map[string]int{
 	report84File: quarterBrief,
 	report85File: quarterBrief,
 	report86File: quarterBrief,
+	report87File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -121,6 +121,7 @@ const (
 	report85File = "testdata/report85.jsonl"
 	report86File = "testdata/report86.jsonl"
 	report87File = "testdata/report87.jsonl"
+	report88File = "testdata/report88.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -220,6 +221,7 @@ var laterBatches = map[string]map[string]int{
 	report85File: quarterBrief,
 	report86File: quarterBrief,
 	report87File: quarterBrief,
+	report88File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -115,6 +115,7 @@ const (
 	report79File = "testdata/report79.jsonl"
 	report80File = "testdata/report80.jsonl"
 	report81File = "testdata/report81.jsonl"
+	report89File = "testdata/report89.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -208,6 +209,7 @@ var laterBatches = map[string]map[string]int{
 	report79File: quarterBrief,
 	report80File: quarterBrief,
 	report81File: quarterBrief,
+	report89File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -122,6 +122,7 @@ const (
 	report86File = "testdata/report86.jsonl"
 	report87File = "testdata/report87.jsonl"
 	report88File = "testdata/report88.jsonl"
+	report89File = "testdata/report89.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -222,6 +223,7 @@ var laterBatches = map[string]map[string]int{
 	report86File: quarterBrief,
 	report87File: quarterBrief,
 	report88File: quarterBrief,
+	report89File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

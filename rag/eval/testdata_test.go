@@ -124,6 +124,7 @@ const (
 	report88File = "testdata/report88.jsonl"
 	report89File = "testdata/report89.jsonl"
 	report90File = "testdata/report90.jsonl"
+	report91File = "testdata/report91.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -226,6 +227,7 @@ var laterBatches = map[string]map[string]int{
 	report88File: quarterBrief,
 	report89File: quarterBrief,
 	report90File: quarterBrief,
+	report91File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

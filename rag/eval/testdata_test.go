@@ -125,6 +125,7 @@ const (
 	report89File = "testdata/report89.jsonl"
 	report90File = "testdata/report90.jsonl"
 	report91File = "testdata/report91.jsonl"
+	report92File = "testdata/report92.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -228,6 +229,7 @@ var laterBatches = map[string]map[string]int{
 	report89File: quarterBrief,
 	report90File: quarterBrief,
 	report91File: quarterBrief,
+	report92File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

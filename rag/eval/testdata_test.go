@@ -126,6 +126,7 @@ const (
 	report90File = "testdata/report90.jsonl"
 	report91File = "testdata/report91.jsonl"
 	report92File = "testdata/report92.jsonl"
+	report93File = "testdata/report93.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -230,6 +231,7 @@ var laterBatches = map[string]map[string]int{
 	report90File: quarterBrief,
 	report91File: quarterBrief,
 	report92File: quarterBrief,
+	report93File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

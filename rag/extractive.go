@@ -42,44 +42,59 @@ type sentence struct {
 }
 
 // pickWithTable picks the prose sentences as pickSentences does, then adds the best
-// table caption when it scores at least extractiveKeepRatio of the best sentence and the
-// picked sentences do not already quote its page of its source. Asked a number that a
-// paper gives only in a table, the prose around the table says what was measured but not
-// the figure; the caption sends the reader to the table, and the citation to its page.
-// On the spent question sets it added an expected page to 14 of 571 numeric questions'
-// answers and took none away; competing with the sentences instead, captions added 13
-// and took one.
-func pickWithTable(cands []sentence) []sentence {
-	var prose, caps []sentence
-	for _, c := range cands {
-		if c.caption {
-			caps = append(caps, c)
-		} else {
-			prose = append(prose, c)
-		}
-	}
+// table caption when it scores at least extractiveKeepRatio of the best picked sentence
+// and the picked sentences do not already quote its page of its source. Asked a number
+// that a paper gives only in a table, the prose around the table says what was measured
+// but not the figure; the caption sends the reader to the table, and the citation to its
+// page. On the spent question sets it added an expected page to 14 of 571 numeric
+// questions' answers and took none away; competing with the sentences instead, captions
+// added 13 and took one.
+//
+// prose and captions carry the scorer's raw scores. The prose is ranked on its own, so the
+// captions cannot move its picks: every step of the ranking rescales between the weakest
+// and the best candidate, and a caption joining that pool changed which prose sentence
+// won (two answers of the sixteenth round's judgment moved that way, none by a quoted
+// caption). The captions are then weighed against the picked sentence in a pool of both.
+func pickWithTable(focus string, prose, captions []sentence, sources []Source, quantity bool) []sentence {
 	if len(prose) == 0 {
 		return nil // a caption alone says no fact
 	}
-	picked := pickSentences(prose)
-	if len(caps) == 0 || picked[0].score <= 0 {
+	ranked := append([]sentence(nil), prose...)
+	rankSentences(focus, ranked, sources, quantity)
+	picked := pickSentences(ranked)
+	if len(captions) == 0 || picked[0].score <= 0 {
 		return picked
 	}
-	best := caps[0]
-	for _, c := range caps[1:] {
-		if c.score > best.score {
-			best = c
+	joint := append(append([]sentence(nil), prose...), captions...)
+	rankSentences(focus, joint, sources, quantity)
+	lead := slices.IndexFunc(joint, func(c sentence) bool {
+		return !c.caption && c.src == picked[0].src && c.pos == picked[0].pos
+	})
+	best := -1
+	for i, c := range joint {
+		if c.caption && (best < 0 || c.score > joint[best].score) {
+			best = i
 		}
 	}
-	if best.score < extractiveKeepRatio*picked[0].score {
+	if joint[best].score < extractiveKeepRatio*joint[lead].score {
 		return picked
 	}
 	for _, p := range picked {
-		if p.src == best.src && p.page == best.page {
+		if p.src == joint[best].src && p.page == joint[best].page {
 			return picked
 		}
 	}
-	return append(picked, best)
+	return append(picked, joint[best])
+}
+
+// rankSentences turns the scorer's raw scores into the blended scores sentences are picked
+// by: term overlap and the source's rank mixed in, quantities lifted when asked for.
+func rankSentences(focus string, cands []sentence, sources []Source, quantity bool) {
+	blendOverlap(focus, cands, sentenceOverlapWeight)
+	blendSourceRank(cands, sources)
+	if quantity {
+		preferQuantities(cands)
+	}
 }
 
 // extractive composes a short answer from the sentences of sources[:extractiveChunks] that
@@ -119,18 +134,15 @@ func (p *Pipeline) extractive(ctx context.Context, query string, sources []Sourc
 		cands = cands[:extractiveMaxCands] // best sources first, so the cut drops the weakest
 	}
 	all := append([]sentence(nil), cands...) // continuations may come from any of them
-	// Captions are scored with the sentences and picked apart from them (pickWithTable).
-	cands = append(cands, captions...)
 	focus := p.withoutPaperNames(ctx, query, sources)
 	cands = p.shortlist(focus, cands, sources, quantity)
-	how := p.scoreSentences(ctx, query, cands, sources)
-	blendOverlap(focus, cands, sentenceOverlapWeight)
-	blendSourceRank(cands, sources)
-	if quantity {
-		preferQuantities(cands)
-	}
-	picked := continueSentences(pickWithTable(cands), all)
-	p.log.Debug("extractive answer", "scorer", how, "candidates", len(cands), "picked", len(picked))
+	// Captions are few (a kept passage holds a table or two) and all scored; they are
+	// ranked apart from the sentences (pickWithTable).
+	n := len(cands)
+	scored := append(cands[:n:n], captions...)
+	how := p.scoreSentences(ctx, query, scored, sources)
+	picked := continueSentences(pickWithTable(focus, scored[:n], scored[n:], sources, quantity), all)
+	p.log.Debug("extractive answer", "scorer", how, "candidates", len(scored), "picked", len(picked))
 	var b strings.Builder
 	for i, s := range picked {
 		if i > 0 {

@@ -327,6 +327,38 @@ func TestExtractiveTableCaption(t *testing.T) {
 	}
 }
 
+// TestExtractiveCaptionLeavesProse pins that a table's caption, weak or strong, does not
+// change which prose sentences answer: every ranking step rescales between the weakest and
+// the best candidate, so a caption scoring under all the prose would otherwise lift the
+// weakest sentence off 0 and into the answer.
+func TestExtractiveCaptionLeavesProse(t *testing.T) {
+	lead := "They tuned the learning rate for MRPC on the development set."
+	weak := "The tokenizer splits words into subword units before training starts."
+	caption := "Table 9: Hyperparameters used for fine-tuning on the GLUE benchmark."
+	scores := map[string]float64{lead: 0.9, weak: 0.5, caption: 0.1}
+	p := testPipeline(t, Config{Reranker: scoredBy(scores)})
+	const q = "What learning rate did they use for MRPC?"
+	answer := func(text string) string {
+		c := Chunk{ID: "glue", Name: "paper", PageStart: 5, PageEnd: 5, Text: text}
+		if i := strings.Index(text, caption); i > 0 {
+			c.PageEnd, c.PageBreaks = 6, []int{i} // the table stands on the next page
+		}
+		return p.extractive(t.Context(), q, sourcesOf(c))
+	}
+	without := answer(lead + " " + weak)
+	if strings.Contains(without, "tokenizer") {
+		t.Fatalf("the weakest sentence %q is answered without a caption: %q", weak, without)
+	}
+	if got := answer(lead + " " + weak + "\n\n" + caption); got != without {
+		t.Errorf("a weak caption changed the answer:\n got %q\nwant %q", got, without)
+	}
+	scores[caption] = 0.8
+	got := answer(lead + " " + weak + "\n\n" + caption)
+	if want := without + " Table 9: Hyperparameters used for fine-tuning on the GLUE benchmark [1]."; got != want {
+		t.Errorf("a strong caption: answer\n got %q\nwant %q", got, want)
+	}
+}
+
 func TestIsTableCaption(t *testing.T) {
 	for _, c := range []struct {
 		s    string
@@ -344,3 +376,4 @@ func TestIsTableCaption(t *testing.T) {
 		}
 	}
 }
+

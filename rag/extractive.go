@@ -108,10 +108,15 @@ func rankSentences(focus string, cands []sentence, sources []Source, quantity bo
 // array) to the pages its quoted sentences start on, so the citation names the page of
 // the sentence rather than the chunk's first page.
 func (p *Pipeline) extractive(ctx context.Context, query string, sources []Source) string {
+	return p.extractiveFor(ctx, query, asksQuantity(query), sources)
+}
+
+// extractiveFor is extractive for a question that asks for a number (quantity) whether or
+// not its own words say so: "and MNLI?" after "What accuracy does RoBERTa reach on QNLI?".
+func (p *Pipeline) extractiveFor(ctx context.Context, query string, quantity bool, sources []Source) string {
 	if len(sources) > extractiveChunks {
 		sources = sources[:extractiveChunks]
 	}
-	quantity := asksQuantity(query)
 	var cands, captions []sentence
 	for i, s := range sources {
 		for j, span := range sentenceSpans(s.Chunk.Text) {
@@ -303,6 +308,22 @@ var (
 
 // asksQuantity reports whether a question asks for a number.
 func asksQuantity(query string) bool { return quantityQuestion.MatchString(query) }
+
+// threadAsksQuantity reports whether an elliptical follow-up continues a thread asking for
+// a number: the latest earlier question asks for one, or continues one that did ("What
+// accuracy on QNLI?", "and MNLI?", "and QQP?"). The follow-up's own words rarely say so,
+// and its answer is then a table cell like the first one's.
+func threadAsksQuantity(history []Turn) bool {
+	for i := len(history) - 1; i >= 0; i-- {
+		if asksQuantity(history[i].Question) {
+			return true
+		}
+		if !isFollowUp(history[i].Question) {
+			return false
+		}
+	}
+	return false
+}
 
 // statesQuantity reports whether a sentence states a number other than a year or a
 // reference to a table, figure or section.

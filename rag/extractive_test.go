@@ -377,3 +377,27 @@ func TestIsTableCaption(t *testing.T) {
 	}
 }
 
+func TestThreadAsksQuantity(t *testing.T) {
+	turns := func(qs ...string) []Turn {
+		var h []Turn
+		for _, q := range qs {
+			h = append(h, Turn{Question: q})
+		}
+		return h
+	}
+	for _, c := range []struct {
+		history []Turn
+		want    bool
+	}{
+		{nil, false},
+		{turns("What accuracy does RoBERTa reach on QNLI?"), true},
+		{turns("What accuracy does RoBERTa reach on QNLI?", "and MNLI?"), true},
+		{turns("Which objective replaced next sentence prediction in the final RoBERTa configuration?"), false},
+		// A question standing on its own sets the thread's topic anew.
+		{turns("What accuracy does RoBERTa reach on QNLI?", "Which objective replaced next sentence prediction in the final RoBERTa configuration?"), false},
+	} {
+		if got := threadAsksQuantity(c.history); got != c.want {
+			t.Errorf("threadAsksQuantity(%v) = %v, want %v", c.history, got, c.want)
+		}
+	}
+}

@@ -33,6 +33,7 @@ type attribute struct {
 	name     string         // as the refusal names it
 	asked    []keyItem      // a question asks about the setting with one of these
 	askedRe  *regexp.Regexp // or in these words ("how much did it cost")
+	notAsked *regexp.Regexp // unless the question says this
 	stated   []keyItem      // a paper that reports the setting uses one of these
 	statedRe *regexp.Regexp // or writes this ("$4.6M"), which no word index holds
 	query    string         // the BM25 query for the stated words
@@ -67,6 +68,18 @@ func (a attribute) askedAs(re string) attribute {
 	return a
 }
 
+// statedAs adds a way a paper states the setting that no word index holds ("N(0, 0.02)").
+func (a attribute) statedAs(re string) attribute {
+	a.statedRe = regexp.MustCompile(re)
+	return a
+}
+
+// notAskedAs keeps a question saying re from asking about the setting.
+func (a attribute) notAskedAs(re string) attribute {
+	a.notAsked = regexp.MustCompile(re)
+	return a
+}
+
 // withValue marks the setting as one papers report as a figure.
 func (a attribute) withValue() attribute {
 	a.valued = true
@@ -94,6 +107,9 @@ func measure(name string, asked []string, askedRe string, stated []string, state
 
 // isAsked reports whether the question asks about the setting.
 func (a attribute) isAsked(q *evidenceIndex, question string) bool {
+	if a.notAsked != nil && a.notAsked.MatchString(question) {
+		return false
+	}
 	return coversAny(q, a.asked) || (a.askedRe != nil && a.askedRe.MatchString(question))
 }
 
@@ -253,6 +269,22 @@ var attributes = []attribute{
 	// LoRA's scaling α.
 	attr("alpha", []string{"=alpha"}, []string{"=alpha"}),
 	attr("Adam betas", []string{"beta1", "beta2", "β1", "β2", "betas"}, []string{"beta1", "beta2", "β1", "β2", "betas", "β"}),
+	// A Gaussian's spread: LoRA "uses a random Gaussian initialization" and gives none,
+	// while GPT writes its "N(0, 0.02)" without the words. Papers also report the spread
+	// of their results across seeds, with no figure beside the words.
+	attr("standard deviation", []string{"standard deviation", "standard deviations", "=std", "=stdev", "=stddev"},
+		[]string{"standard deviation", "standard deviations", "=std", "=stdev", "=stddev", "σ", "=sigma"}).withValue().statedAs(`N\s?\(\s?0\s?,\s?\d`),
+	// A weight on a term of a loss: InstructGPT's KL and pretraining coefficients; LLaMA
+	// names no coefficient at all. "value function" or "reward model" asked is a component.
+	// A correlation coefficient is a result, not a setting.
+	attr("a loss coefficient", []string{"coefficient", "coefficients"}, []string{"coefficient", "coefficients"}).withValue().notAskedAs(`(?i)\bcorrelation`),
+	// The share of tokens masked: BERT "masks 15% of all WordPiece tokens"; DistilBERT
+	// only says it uses dynamic masking.
+	attr("a masking rate", nil, []string{"mask", "masked", "masking"}).
+		askedAs(`(?i)\b(?:percent(?:age)?|fraction|proportion)\b[^?]*\bmask|\bmask\w* (?:rate|ratio|probability|percentage|proportion)\b`).withValue(),
+	// Whether a checkpoint keeps case: DPR and REALM say "uncased"; SBERT never does.
+	attr("casing", []string{"=cased", "=uncased", "lowercased", "lower-cased", "case-sensitive", "=casing"},
+		[]string{"=cased", "=uncased", "lowercased", "lower-cased", "lowercase", "case-sensitive", "=casing"}),
 
 	// Reported measures. Units a question names ("how many hours", "in milliseconds") ask
 	// for a time, as their plurals: "per hour" asks for a rate. "How long … take" may be

@@ -1,6 +1,7 @@
 package rag
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"regexp"
@@ -1226,9 +1227,9 @@ func (p *Pipeline) gateIn(ctx context.Context, question string, kept, candidates
 	}
 	named := slices.ContainsFunc(res.holders, func(h int) bool { return h > 0 })
 	subject := withAuthorPapers(subjectPapers(kept, res.holders), kept, authors, named)
-	if miss := p.unstatedAttributes(ctx, question, subject, qualifiers(hard, owners, subject), enc); len(miss) > 0 {
+	if miss, why := p.unstatedAttributes(ctx, question, subject, qualifiers(hard, owners, subject), enc); len(miss) > 0 {
 		res.missing = itemTexts(miss)
-		res.explain = explainMissing(miss, nil)
+		res.explain = cmp.Or(why, explainMissing(miss, nil))
 		return res
 	}
 	if res.coverage >= gateCoverage {

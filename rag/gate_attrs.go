@@ -407,6 +407,9 @@ var components = [][]keyItem{
 	phraseItems([]string{"policy", "policies"}),
 	phraseItems([]string{"value function", "value-function"}),
 	phraseItems([]string{"critic"}),
+	// The stage: RoBERTa's and XLNet's pre-training settings do not answer for their
+	// fine-tuning on RACE or SQuAD, which papers give in a table of their own.
+	phraseItems([]string{"fine-tuning", "fine-tune", "fine-tuned", "fine-tunes", "fine-tuning", "finetuning", "finetune", "finetuned", "finetunes"}),
 }
 
 // sizeCount is a model's size or a count: "175B", "7B", "1.5M".
@@ -460,9 +463,13 @@ func coversAny(ix *evidenceIndex, items []keyItem) bool {
 // A figure asked of something the paper is not itself about (quals: "for the WSJ parser",
 // "on RTE", "on GPT-3 175B") must stand in a passage that names it: the Transformer
 // paper's dropout for its translation models does not answer for its parser.
-func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept []Chunk, quals []keyItem, enc SparseEncoder) []keyItem {
+//
+// explain, when not empty, says why for a setting the papers do give, but for something
+// else: "The papers give a learning rate, but not for "fine-tuning"." Saying they do not
+// mention one would be untrue.
+func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept []Chunk, quals []keyItem, enc SparseEncoder) (missing []keyItem, explain string) {
 	if enc == nil {
-		return nil
+		return nil, ""
 	}
 	q := newEvidenceIndex(question)
 	premise := wordSet(question)
@@ -485,7 +492,7 @@ func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept
 	// their indexes.
 	var keptText []string
 	var keptIx []*evidenceIndex
-	var missing []keyItem
+	var elsewhere []string // the settings stated, but not for what the question asks
 	for _, a := range attributes {
 		// "with batch size 1, how much memory do the gradients take?": a setting the
 		// question gives with its figure is its premise, not what it asks.
@@ -519,9 +526,41 @@ func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept
 		}, kept, enc)
 		if n != nil && len(n) == 0 {
 			missing = append(missing, keyItem{text: a.name, key: squeeze(a.name)})
+			if value && a.valued && (len(parts) > 0 || len(quals) > 0) && p.statedUnqualified(ctx, a, kept, keptIx, keptText, premise, enc) {
+				elsewhere = append(elsewhere, a.name)
+			}
 		}
 	}
-	return missing
+	if len(elsewhere) == len(missing) && len(missing) > 0 {
+		var asked []string
+		for _, c := range parts {
+			for _, it := range c {
+				if q.covers(it) {
+					asked = append(asked, `"`+it.text+`"`)
+					break
+				}
+			}
+		}
+		for _, it := range quals {
+			asked = append(asked, it.text)
+		}
+		explain = "The papers give " + joinAnd(elsewhere) + ", but not for " + joinAnd(asked) + "."
+	}
+	return missing, explain
+}
+
+// statedUnqualified reports whether the kept papers give the setting's figure for
+// something other than what the question asks it of.
+func (p *Pipeline) statedUnqualified(ctx context.Context, a attribute, kept []Chunk, keptIx []*evidenceIndex, keptText []string, premise map[string]bool, enc SparseEncoder) bool {
+	for i := range kept {
+		if a.isStated(keptIx[i], keptText[i], true, premise) {
+			return true
+		}
+	}
+	n := p.docPassages(ctx, a.query, attributeHits, func(text string) bool {
+		return a.isStated(newEvidenceIndex(text), text, true, premise)
+	}, kept, enc)
+	return len(n) > 0
 }
 
 // subjectPapers keeps the passages of the papers the question is about: those rated

@@ -272,19 +272,25 @@ func TestGateSettingQualifier(t *testing.T) {
 	lora2Intro := chunk("lora2i", "lora2", loraTitle, "We scale LoRA up to GPT-3 175B.")
 	dpr := chunk("dpr", "dpr", "Dense Passage Retrieval for Open-Domain Question Answering", "We trained the question and passage encoders for up to 40 epochs with a batch size of 128.")
 	dprReader := chunk("dprr", "dprr", "Dense Passage Retrieval for Open-Domain Question Answering", "For the reader we use a batch size of 16.")
-	corpus := []Chunk{mt, wsj, wsjStated, nli, nliIntro, lora, loraIntro, lora2, lora2Intro, dpr, dprReader}
+	// The stage is a part as well: pre-training's figures are not fine-tuning's.
+	realm := chunk("realm", "realm", "REALM: Retrieval-Augmented Language Model Pre-Training", "We pre-train REALM for 200k steps with a learning rate of 3e-5.")
+	realmFT := chunk("realmft", "realmft", "REALM: Retrieval-Augmented Language Model Pre-Training", "When fine-tuning on Open-QA we use a learning rate of 1e-5.")
+	corpus := []Chunk{mt, wsj, wsjStated, nli, nliIntro, lora, loraIntro, lora2, lora2Intro, dpr, dprReader, realm, realmFT}
 	runGateCases(t, gatePipeline(t, corpus), corpus, []gateCase{
-		{"the figure is for other models", "What dropout rate did the Transformer use for WSJ parsing?", []Chunk{mt, wsj}, []string{"dropout"}, "dropout"},
+		{"the figure is for other models", "What dropout rate did the Transformer use for WSJ parsing?", []Chunk{mt, wsj}, []string{"dropout"}, "The papers give dropout, but not for WSJ."},
 		{"the figure is for the parser", "What dropout rate did the Transformer use for WSJ parsing?", []Chunk{wsjStated}, nil, ""},
 		{"no qualifier", "What dropout rate did the Transformer base model use?", []Chunk{mt, wsj}, nil, ""},
 		// "NLI" is part of the paper's "SNLI" and "MultiNLI"; a model's size is no qualifier.
 		{"an acronym inside a word", "What batch size did SBERT use when fine-tuning on NLI?", []Chunk{nliIntro, nli}, nil, ""},
 		{"a size is no qualifier", "What batch size did LoRA use on GPT-3 175B?", []Chunk{loraIntro, lora}, nil, ""},
-		{"the figure is for another model", "What batch size did LoRA use on GPT-3 175B?", []Chunk{lora2Intro, lora2}, []string{"batch size"}, "batch size"},
+		{"the figure is for another model", "What batch size did LoRA use on GPT-3 175B?", []Chunk{lora2Intro, lora2}, []string{"batch size"}, "The papers give batch size, but not for GPT-3."},
 		// A part of a system is asked of separately: the encoders' figures are not the reader's.
-		{"the figure is for the encoders", "For how many epochs did they train the DPR reader?", []Chunk{dpr, dprReader}, []string{"epochs"}, "epochs"},
+		{"the figure is for the encoders", "For how many epochs did they train the DPR reader?", []Chunk{dpr, dprReader}, []string{"epochs"}, `The papers give epochs, but not for "reader".`},
 		{"the figure is for the reader", "What batch size did they use to train the DPR reader?", []Chunk{dpr, dprReader}, nil, ""},
 		{"the encoders asked", "For how many epochs did they train the DPR encoders?", []Chunk{dpr, dprReader}, nil, ""},
+		{"the figure is for pre-training", "What learning rate did they use when fine-tuning REALM?", []Chunk{realm}, []string{"learning rate"}, `The papers give learning rate, but not for "fine-tuning".`},
+		{"the figure is for fine-tuning", "What learning rate did they use when fine-tuning REALM?", []Chunk{realmFT}, nil, ""},
+		{"pre-training asked", "What learning rate did they use to pre-train REALM?", []Chunk{realm}, nil, ""},
 	})
 }
 

@@ -119,11 +119,13 @@ func (p *Pipeline) extractiveFor(ctx context.Context, query string, quantity boo
 	}
 	var cands, captions []sentence
 	for i, s := range sources {
-		for j, span := range sentenceSpans(s.Chunk.Text) {
+		spans := sentenceSpans(s.Chunk.Text)
+		for j, span := range spans {
 			text := footnoteMark.ReplaceAllString(stripMarkers(span.text), "$1")
 			text = stripHeading(text, s.Chunk.Section)
 			c := sentence{text: text, src: i, pos: j, page: s.Chunk.PageAt(span.off), terms: termSet(text)}
 			switch {
+			case inReferenceEntry(spans, j):
 			case !isJunk(text):
 				cands = append(cands, c)
 			case quantity && isTableCaption(text):
@@ -655,6 +657,23 @@ func isJunk(s string) bool {
 		signals++
 	}
 	return signals >= 2
+}
+
+// referenceSeam is a sentence of a reference-list entry that only its neighbours give
+// away: the bare year of an author-year entry ("2017.") or its venue ("In Proceedings of
+// …", "arXiv preprint …").
+var referenceSeam = regexp.MustCompile(`^(?:(?:19|20)\d\d[a-z]?\.$|In (?:Proceedings|Advances|International|Annual|Conference|Findings|The \w+ Conference)\b|arXiv(?: preprint)?\b|CoRR\b|Journal of\b|Transactions on\b)`)
+
+// inReferenceEntry reports whether the j-th sentence is a piece of a reference-list entry
+// split at its periods: the entry's title ("Reinforced mnemonic reader for machine reading
+// comprehension.") or its authors ("Nils Reimers and Iryna Gurevych.") read as sentences,
+// and the junk filter, which sees one sentence, lets them through. Body text citing a
+// paper by its venue keeps its own sentence shape and is not beside a bare year.
+func inReferenceEntry(spans []sentenceSpan, j int) bool {
+	seam := func(k int) bool {
+		return k >= 0 && k < len(spans) && referenceSeam.MatchString(strings.TrimSpace(spans[k].text))
+	}
+	return seam(j-1) || seam(j+1)
 }
 
 // tableCaption opens a table's caption: "Table 9:", "Table 3.".

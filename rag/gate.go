@@ -1772,6 +1772,10 @@ func withoutReferences(text string) string {
 	return strings.Join(out, "\n\n")
 }
 
+// arxivCitation is how a reference entry cites arXiv: "arXiv preprint", "arXiv:1705.02798",
+// "arxiv.org/abs/…", "ArXiv, abs/1907.11692", "arXiv e-prints".
+var arxivCitation = regexp.MustCompile(`(?i)arxiv(?:\s+preprint|\s*:\s*\d|\.org|,?\s*abs/|\s+e-prints)`)
+
 // citationStyle is an entry in author-year style: "Claude E Shannon. 1948. A …".
 var citationStyle = regexp.MustCompile(`^[\p{Lu}][^.]{1,120}\.\s(19|20)\d\d[a-z]?\.\s`)
 
@@ -1782,6 +1786,12 @@ func isReference(s string) bool {
 	kinds := map[string]bool{}
 	for _, m := range bibliographic.FindAllString(s, -1) {
 		kinds[strings.ToLower(m)] = true
+	}
+	// arXiv is also a source of data: LLaMA's "We process arXiv Latex files … Following
+	// Lewkowycz et al. (2022)" is body text, and read as a reference its "LaTeX" was
+	// missing from the papers. An entry cites it as a preprint or by its number.
+	if kinds["arxiv"] && !arxivCitation.MatchString(s) {
+		delete(kinds, "arxiv")
 	}
 	signals := min(len(kinds), 3)
 	if yearPattern.MatchString(s) {

@@ -355,7 +355,11 @@ func (p *Pipeline) respond(ctx context.Context, q Question, query string, cands 
 		p.log.Warn("language model failed; answering extractively", "generator", p.cfg.Generator.Name(), "err", genErr)
 	}
 	ans.Generator = GeneratorExtractive
-	text := p.extractive(ctx, extractiveQuery(q, query), cands[:primary])
+	own := extractiveQuery(q, query)
+	// A follow-up scored by its own words only (extractiveQuery) is elliptical: it asks
+	// for a number when its thread does.
+	quantity := asksQuantity(own) || (own != query && threadAsksQuantity(q.History))
+	text := p.extractiveFor(ctx, own, quantity, cands[:primary])
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -42,44 +42,59 @@ type sentence struct {
 }
 
 // pickWithTable picks the prose sentences as pickSentences does, then adds the best
-// table caption when it scores at least extractiveKeepRatio of the best sentence and the
-// picked sentences do not already quote its page of its source. Asked a number that a
-// paper gives only in a table, the prose around the table says what was measured but not
-// the figure; the caption sends the reader to the table, and the citation to its page.
-// On the spent question sets it added an expected page to 14 of 571 numeric questions'
-// answers and took none away; competing with the sentences instead, captions added 13
-// and took one.
-func pickWithTable(cands []sentence) []sentence {
-	var prose, caps []sentence
-	for _, c := range cands {
-		if c.caption {
-			caps = append(caps, c)
-		} else {
-			prose = append(prose, c)
-		}
-	}
+// table caption when it scores at least extractiveKeepRatio of the best picked sentence
+// and the picked sentences do not already quote its page of its source. Asked a number
+// that a paper gives only in a table, the prose around the table says what was measured
+// but not the figure; the caption sends the reader to the table, and the citation to its
+// page. On the spent question sets it added an expected page to 14 of 571 numeric
+// questions' answers and took none away; competing with the sentences instead, captions
+// added 13 and took one.
+//
+// prose and captions carry the scorer's raw scores. The prose is ranked on its own, so the
+// captions cannot move its picks: every step of the ranking rescales between the weakest
+// and the best candidate, and a caption joining that pool changed which prose sentence
+// won (two answers of the sixteenth round's judgment moved that way, none by a quoted
+// caption). The captions are then weighed against the picked sentence in a pool of both.
+func pickWithTable(focus string, prose, captions []sentence, sources []Source, quantity bool) []sentence {
 	if len(prose) == 0 {
 		return nil // a caption alone says no fact
 	}
-	picked := pickSentences(prose)
-	if len(caps) == 0 || picked[0].score <= 0 {
+	ranked := append([]sentence(nil), prose...)
+	rankSentences(focus, ranked, sources, quantity)
+	picked := pickSentences(ranked)
+	if len(captions) == 0 || picked[0].score <= 0 {
 		return picked
 	}
-	best := caps[0]
-	for _, c := range caps[1:] {
-		if c.score > best.score {
-			best = c
+	joint := append(append([]sentence(nil), prose...), captions...)
+	rankSentences(focus, joint, sources, quantity)
+	lead := slices.IndexFunc(joint, func(c sentence) bool {
+		return !c.caption && c.src == picked[0].src && c.pos == picked[0].pos
+	})
+	best := -1
+	for i, c := range joint {
+		if c.caption && (best < 0 || c.score > joint[best].score) {
+			best = i
 		}
 	}
-	if best.score < extractiveKeepRatio*picked[0].score {
+	if joint[best].score < extractiveKeepRatio*joint[lead].score {
 		return picked
 	}
 	for _, p := range picked {
-		if p.src == best.src && p.page == best.page {
+		if p.src == joint[best].src && p.page == joint[best].page {
 			return picked
 		}
 	}
-	return append(picked, best)
+	return append(picked, joint[best])
+}
+
+// rankSentences turns the scorer's raw scores into the blended scores sentences are picked
+// by: term overlap and the source's rank mixed in, quantities lifted when asked for.
+func rankSentences(focus string, cands []sentence, sources []Source, quantity bool) {
+	blendOverlap(focus, cands, sentenceOverlapWeight)
+	blendSourceRank(cands, sources)
+	if quantity {
+		preferQuantities(cands)
+	}
 }
 
 // extractive composes a short answer from the sentences of sources[:extractiveChunks] that
@@ -93,17 +108,24 @@ func pickWithTable(cands []sentence) []sentence {
 // array) to the pages its quoted sentences start on, so the citation names the page of
 // the sentence rather than the chunk's first page.
 func (p *Pipeline) extractive(ctx context.Context, query string, sources []Source) string {
+	return p.extractiveFor(ctx, query, asksQuantity(query), sources)
+}
+
+// extractiveFor is extractive for a question that asks for a number (quantity) whether or
+// not its own words say so: "and MNLI?" after "What accuracy does RoBERTa reach on QNLI?".
+func (p *Pipeline) extractiveFor(ctx context.Context, query string, quantity bool, sources []Source) string {
 	if len(sources) > extractiveChunks {
 		sources = sources[:extractiveChunks]
 	}
-	quantity := asksQuantity(query)
 	var cands, captions []sentence
 	for i, s := range sources {
-		for j, span := range sentenceSpans(s.Chunk.Text) {
+		spans := sentenceSpans(s.Chunk.Text)
+		for j, span := range spans {
 			text := footnoteMark.ReplaceAllString(stripMarkers(span.text), "$1")
 			text = stripHeading(text, s.Chunk.Section)
 			c := sentence{text: text, src: i, pos: j, page: s.Chunk.PageAt(span.off), terms: termSet(text)}
 			switch {
+			case inReferenceEntry(spans, j):
 			case !isJunk(text):
 				cands = append(cands, c)
 			case quantity && isTableCaption(text):
@@ -119,18 +141,15 @@ func (p *Pipeline) extractive(ctx context.Context, query string, sources []Sourc
 		cands = cands[:extractiveMaxCands] // best sources first, so the cut drops the weakest
 	}
 	all := append([]sentence(nil), cands...) // continuations may come from any of them
-	// Captions are scored with the sentences and picked apart from them (pickWithTable).
-	cands = append(cands, captions...)
 	focus := p.withoutPaperNames(ctx, query, sources)
 	cands = p.shortlist(focus, cands, sources, quantity)
-	how := p.scoreSentences(ctx, query, cands, sources)
-	blendOverlap(focus, cands, sentenceOverlapWeight)
-	blendSourceRank(cands, sources)
-	if quantity {
-		preferQuantities(cands)
-	}
-	picked := continueSentences(pickWithTable(cands), all)
-	p.log.Debug("extractive answer", "scorer", how, "candidates", len(cands), "picked", len(picked))
+	// Captions are few (a kept passage holds a table or two) and all scored; they are
+	// ranked apart from the sentences (pickWithTable).
+	n := len(cands)
+	scored := append(cands[:n:n], captions...)
+	how := p.scoreSentences(ctx, query, scored, sources)
+	picked := continueSentences(pickWithTable(focus, scored[:n], scored[n:], sources, quantity), all)
+	p.log.Debug("extractive answer", "scorer", how, "candidates", len(scored), "picked", len(picked))
 	var b strings.Builder
 	for i, s := range picked {
 		if i > 0 {
@@ -291,6 +310,22 @@ var (
 
 // asksQuantity reports whether a question asks for a number.
 func asksQuantity(query string) bool { return quantityQuestion.MatchString(query) }
+
+// threadAsksQuantity reports whether an elliptical follow-up continues a thread asking for
+// a number: the latest earlier question asks for one, or continues one that did ("What
+// accuracy on QNLI?", "and MNLI?", "and QQP?"). The follow-up's own words rarely say so,
+// and its answer is then a table cell like the first one's.
+func threadAsksQuantity(history []Turn) bool {
+	for i := len(history) - 1; i >= 0; i-- {
+		if asksQuantity(history[i].Question) {
+			return true
+		}
+		if !isFollowUp(history[i].Question) {
+			return false
+		}
+	}
+	return false
+}
 
 // statesQuantity reports whether a sentence states a number other than a year or a
 // reference to a table, figure or section.
@@ -622,6 +657,23 @@ func isJunk(s string) bool {
 		signals++
 	}
 	return signals >= 2
+}
+
+// referenceSeam is a sentence of a reference-list entry that only its neighbours give
+// away: the bare year of an author-year entry ("2017.") or its venue ("In Proceedings of
+// …", "arXiv preprint …").
+var referenceSeam = regexp.MustCompile(`^(?:(?:19|20)\d\d[a-z]?\.$|In (?:Proceedings|Advances|International|Annual|Conference|Findings|The \w+ Conference)\b|arXiv(?: preprint)?\b|CoRR\b|Journal of\b|Transactions on\b)`)
+
+// inReferenceEntry reports whether the j-th sentence is a piece of a reference-list entry
+// split at its periods: the entry's title ("Reinforced mnemonic reader for machine reading
+// comprehension.") or its authors ("Nils Reimers and Iryna Gurevych.") read as sentences,
+// and the junk filter, which sees one sentence, lets them through. Body text citing a
+// paper by its venue keeps its own sentence shape and is not beside a bare year.
+func inReferenceEntry(spans []sentenceSpan, j int) bool {
+	seam := func(k int) bool {
+		return k >= 0 && k < len(spans) && referenceSeam.MatchString(strings.TrimSpace(spans[k].text))
+	}
+	return seam(j-1) || seam(j+1)
 }
 
 // tableCaption opens a table's caption: "Table 9:", "Table 3.".

@@ -327,6 +327,38 @@ func TestExtractiveTableCaption(t *testing.T) {
 	}
 }
 
+// TestExtractiveCaptionLeavesProse pins that a table's caption, weak or strong, does not
+// change which prose sentences answer: every ranking step rescales between the weakest and
+// the best candidate, so a caption scoring under all the prose would otherwise lift the
+// weakest sentence off 0 and into the answer.
+func TestExtractiveCaptionLeavesProse(t *testing.T) {
+	lead := "They tuned the learning rate for MRPC on the development set."
+	weak := "The tokenizer splits words into subword units before training starts."
+	caption := "Table 9: Hyperparameters used for fine-tuning on the GLUE benchmark."
+	scores := map[string]float64{lead: 0.9, weak: 0.5, caption: 0.1}
+	p := testPipeline(t, Config{Reranker: scoredBy(scores)})
+	const q = "What learning rate did they use for MRPC?"
+	answer := func(text string) string {
+		c := Chunk{ID: "glue", Name: "paper", PageStart: 5, PageEnd: 5, Text: text}
+		if i := strings.Index(text, caption); i > 0 {
+			c.PageEnd, c.PageBreaks = 6, []int{i} // the table stands on the next page
+		}
+		return p.extractive(t.Context(), q, sourcesOf(c))
+	}
+	without := answer(lead + " " + weak)
+	if strings.Contains(without, "tokenizer") {
+		t.Fatalf("the weakest sentence %q is answered without a caption: %q", weak, without)
+	}
+	if got := answer(lead + " " + weak + "\n\n" + caption); got != without {
+		t.Errorf("a weak caption changed the answer:\n got %q\nwant %q", got, without)
+	}
+	scores[caption] = 0.8
+	got := answer(lead + " " + weak + "\n\n" + caption)
+	if want := without + " Table 9: Hyperparameters used for fine-tuning on the GLUE benchmark [1]."; got != want {
+		t.Errorf("a strong caption: answer\n got %q\nwant %q", got, want)
+	}
+}
+
 func TestIsTableCaption(t *testing.T) {
 	for _, c := range []struct {
 		s    string
@@ -341,6 +373,57 @@ func TestIsTableCaption(t *testing.T) {
 	} {
 		if got := isTableCaption(c.s); got != c.want {
 			t.Errorf("isTableCaption(%q) = %v, want %v", c.s, got, c.want)
+		}
+	}
+}
+
+func TestThreadAsksQuantity(t *testing.T) {
+	turns := func(qs ...string) []Turn {
+		var h []Turn
+		for _, q := range qs {
+			h = append(h, Turn{Question: q})
+		}
+		return h
+	}
+	for _, c := range []struct {
+		history []Turn
+		want    bool
+	}{
+		{nil, false},
+		{turns("What accuracy does RoBERTa reach on QNLI?"), true},
+		{turns("What accuracy does RoBERTa reach on QNLI?", "and MNLI?"), true},
+		{turns("Which objective replaced next sentence prediction in the final RoBERTa configuration?"), false},
+		// A question standing on its own sets the thread's topic anew.
+		{turns("What accuracy does RoBERTa reach on QNLI?", "Which objective replaced next sentence prediction in the final RoBERTa configuration?"), false},
+	} {
+		if got := threadAsksQuantity(c.history); got != c.want {
+			t.Errorf("threadAsksQuantity(%v) = %v, want %v", c.history, got, c.want)
+		}
+	}
+}
+
+// TestInReferenceEntry: a reference-list entry split at its periods leaves a title or an
+// author list that reads as a sentence; its neighbours (a bare year, a venue) give it away.
+// Body text citing a venue in its own sentence stays quotable.
+func TestInReferenceEntry(t *testing.T) {
+	text := "We compare against the mnemonic reader on SQuAD. " +
+		"Minghao Hu, Yuxing Peng, and Xipeng Qiu. 2017. Reinforced mnemonic reader for machine reading comprehension. arXiv preprint arXiv:1705.02798.\n\n" +
+		"Nils Reimers and Iryna Gurevych. 2019. Sentence-BERT: Sentence embeddings using siamese BERT-networks. In Proceedings of the 2019 Conference on Empirical Methods in Natural Language Processing."
+	spans := sentenceSpans(text)
+	got := map[string]bool{}
+	for j, s := range spans {
+		got[s.text] = inReferenceEntry(spans, j)
+	}
+	for s, want := range map[string]bool{
+		"We compare against the mnemonic reader on SQuAD.":                                               false,
+		"Reinforced mnemonic reader for machine reading comprehension. arXiv preprint arXiv:1705.02798.": true,
+		"Nils Reimers and Iryna Gurevych.":                                                               true,
+		"Sentence-BERT: Sentence embeddings using siamese BERT-networks.":                                true,
+	} {
+		if v, ok := got[s]; !ok {
+			t.Errorf("sentence %q not split out: %v", s, spans)
+		} else if v != want {
+			t.Errorf("inReferenceEntry(%q) = %v, want %v", s, v, want)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package rag
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"regexp"
@@ -1226,9 +1227,9 @@ func (p *Pipeline) gateIn(ctx context.Context, question string, kept, candidates
 	}
 	named := slices.ContainsFunc(res.holders, func(h int) bool { return h > 0 })
 	subject := withAuthorPapers(subjectPapers(kept, res.holders), kept, authors, named)
-	if miss := p.unstatedAttributes(ctx, question, subject, qualifiers(hard, owners, subject), enc); len(miss) > 0 {
+	if miss, why := p.unstatedAttributes(ctx, question, subject, qualifiers(hard, owners, subject), enc); len(miss) > 0 {
 		res.missing = itemTexts(miss)
-		res.explain = explainMissing(miss, nil)
+		res.explain = cmp.Or(why, explainMissing(miss, nil))
 		return res
 	}
 	if res.coverage >= gateCoverage {
@@ -1771,6 +1772,10 @@ func withoutReferences(text string) string {
 	return strings.Join(out, "\n\n")
 }
 
+// arxivCitation is how a reference entry cites arXiv: "arXiv preprint", "arXiv:1705.02798",
+// "arxiv.org/abs/…", "ArXiv, abs/1907.11692", "arXiv e-prints".
+var arxivCitation = regexp.MustCompile(`(?i)arxiv(?:\s+preprint|\s*:\s*\d|\.org|,?\s*abs/|\s+e-prints)`)
+
 // citationStyle is an entry in author-year style: "Claude E Shannon. 1948. A …".
 var citationStyle = regexp.MustCompile(`^[\p{Lu}][^.]{1,120}\.\s(19|20)\d\d[a-z]?\.\s`)
 
@@ -1781,6 +1786,12 @@ func isReference(s string) bool {
 	kinds := map[string]bool{}
 	for _, m := range bibliographic.FindAllString(s, -1) {
 		kinds[strings.ToLower(m)] = true
+	}
+	// arXiv is also a source of data: LLaMA's "We process arXiv Latex files … Following
+	// Lewkowycz et al. (2022)" is body text, and read as a reference its "LaTeX" was
+	// missing from the papers. An entry cites it as a preprint or by its number.
+	if kinds["arxiv"] && !arxivCitation.MatchString(s) {
+		delete(kinds, "arxiv")
 	}
 	signals := min(len(kinds), 3)
 	if yearPattern.MatchString(s) {

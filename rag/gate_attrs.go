@@ -33,6 +33,7 @@ type attribute struct {
 	name     string         // as the refusal names it
 	asked    []keyItem      // a question asks about the setting with one of these
 	askedRe  *regexp.Regexp // or in these words ("how much did it cost")
+	notAsked *regexp.Regexp // unless the question says this
 	stated   []keyItem      // a paper that reports the setting uses one of these
 	statedRe *regexp.Regexp // or writes this ("$4.6M"), which no word index holds
 	query    string         // the BM25 query for the stated words
@@ -67,6 +68,18 @@ func (a attribute) askedAs(re string) attribute {
 	return a
 }
 
+// statedAs adds a way a paper states the setting that no word index holds ("N(0, 0.02)").
+func (a attribute) statedAs(re string) attribute {
+	a.statedRe = regexp.MustCompile(re)
+	return a
+}
+
+// notAskedAs keeps a question saying re from asking about the setting.
+func (a attribute) notAskedAs(re string) attribute {
+	a.notAsked = regexp.MustCompile(re)
+	return a
+}
+
 // withValue marks the setting as one papers report as a figure.
 func (a attribute) withValue() attribute {
 	a.valued = true
@@ -94,6 +107,9 @@ func measure(name string, asked []string, askedRe string, stated []string, state
 
 // isAsked reports whether the question asks about the setting.
 func (a attribute) isAsked(q *evidenceIndex, question string) bool {
+	if a.notAsked != nil && a.notAsked.MatchString(question) {
+		return false
+	}
 	return coversAny(q, a.asked) || (a.askedRe != nil && a.askedRe.MatchString(question))
 }
 
@@ -253,6 +269,22 @@ var attributes = []attribute{
 	// LoRA's scaling α.
 	attr("alpha", []string{"=alpha"}, []string{"=alpha"}),
 	attr("Adam betas", []string{"beta1", "beta2", "β1", "β2", "betas"}, []string{"beta1", "beta2", "β1", "β2", "betas", "β"}),
+	// A Gaussian's spread: LoRA "uses a random Gaussian initialization" and gives none,
+	// while GPT writes its "N(0, 0.02)" without the words. Papers also report the spread
+	// of their results across seeds, with no figure beside the words.
+	attr("standard deviation", []string{"standard deviation", "standard deviations", "=std", "=stdev", "=stddev"},
+		[]string{"standard deviation", "standard deviations", "=std", "=stdev", "=stddev", "σ", "=sigma"}).withValue().statedAs(`N\s?\(\s?0\s?,\s?\d`),
+	// A weight on a term of a loss: InstructGPT's KL and pretraining coefficients; LLaMA
+	// names no coefficient at all. "value function" or "reward model" asked is a component.
+	// A correlation coefficient is a result, not a setting.
+	attr("a loss coefficient", []string{"coefficient", "coefficients"}, []string{"coefficient", "coefficients"}).withValue().notAskedAs(`(?i)\bcorrelation`),
+	// The share of tokens masked: BERT "masks 15% of all WordPiece tokens"; DistilBERT
+	// only says it uses dynamic masking.
+	attr("a masking rate", nil, []string{"mask", "masked", "masking"}).
+		askedAs(`(?i)\b(?:percent(?:age)?|fraction|proportion)\b[^?]*\bmask|\bmask\w* (?:rate|ratio|probability|percentage|proportion)\b`).withValue(),
+	// Whether a checkpoint keeps case: DPR and REALM say "uncased"; SBERT never does.
+	attr("casing", []string{"=cased", "=uncased", "lowercased", "lower-cased", "case-sensitive", "=casing"},
+		[]string{"=cased", "=uncased", "lowercased", "lower-cased", "lowercase", "case-sensitive", "=casing"}),
 
 	// Reported measures. Units a question names ("how many hours", "in milliseconds") ask
 	// for a time, as their plurals: "per hour" asks for a rate. "How long … take" may be
@@ -375,6 +407,9 @@ var components = [][]keyItem{
 	phraseItems([]string{"policy", "policies"}),
 	phraseItems([]string{"value function", "value-function"}),
 	phraseItems([]string{"critic"}),
+	// The stage: RoBERTa's and XLNet's pre-training settings do not answer for their
+	// fine-tuning on RACE or SQuAD, which papers give in a table of their own.
+	phraseItems([]string{"fine-tuning", "fine-tune", "fine-tuned", "fine-tunes", "fine-tuning", "finetuning", "finetune", "finetuned", "finetunes"}),
 }
 
 // sizeCount is a model's size or a count: "175B", "7B", "1.5M".
@@ -428,9 +463,13 @@ func coversAny(ix *evidenceIndex, items []keyItem) bool {
 // A figure asked of something the paper is not itself about (quals: "for the WSJ parser",
 // "on RTE", "on GPT-3 175B") must stand in a passage that names it: the Transformer
 // paper's dropout for its translation models does not answer for its parser.
-func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept []Chunk, quals []keyItem, enc SparseEncoder) []keyItem {
+//
+// explain, when not empty, says why for a setting the papers do give, but for something
+// else: "The papers give a learning rate, but not for "fine-tuning"." Saying they do not
+// mention one would be untrue.
+func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept []Chunk, quals []keyItem, enc SparseEncoder) (missing []keyItem, explain string) {
 	if enc == nil {
-		return nil
+		return nil, ""
 	}
 	q := newEvidenceIndex(question)
 	premise := wordSet(question)
@@ -453,7 +492,7 @@ func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept
 	// their indexes.
 	var keptText []string
 	var keptIx []*evidenceIndex
-	var missing []keyItem
+	var elsewhere []string // the settings stated, but not for what the question asks
 	for _, a := range attributes {
 		// "with batch size 1, how much memory do the gradients take?": a setting the
 		// question gives with its figure is its premise, not what it asks.
@@ -487,9 +526,41 @@ func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept
 		}, kept, enc)
 		if n != nil && len(n) == 0 {
 			missing = append(missing, keyItem{text: a.name, key: squeeze(a.name)})
+			if value && a.valued && (len(parts) > 0 || len(quals) > 0) && p.statedUnqualified(ctx, a, kept, keptIx, keptText, premise, enc) {
+				elsewhere = append(elsewhere, a.name)
+			}
 		}
 	}
-	return missing
+	if len(elsewhere) == len(missing) && len(missing) > 0 {
+		var asked []string
+		for _, c := range parts {
+			for _, it := range c {
+				if q.covers(it) {
+					asked = append(asked, `"`+it.text+`"`)
+					break
+				}
+			}
+		}
+		for _, it := range quals {
+			asked = append(asked, it.text)
+		}
+		explain = "The papers give " + joinAnd(elsewhere) + ", but not for " + joinAnd(asked) + "."
+	}
+	return missing, explain
+}
+
+// statedUnqualified reports whether the kept papers give the setting's figure for
+// something other than what the question asks it of.
+func (p *Pipeline) statedUnqualified(ctx context.Context, a attribute, kept []Chunk, keptIx []*evidenceIndex, keptText []string, premise map[string]bool, enc SparseEncoder) bool {
+	for i := range kept {
+		if a.isStated(keptIx[i], keptText[i], true, premise) {
+			return true
+		}
+	}
+	n := p.docPassages(ctx, a.query, attributeHits, func(text string) bool {
+		return a.isStated(newEvidenceIndex(text), text, true, premise)
+	}, kept, enc)
+	return len(n) > 0
 }
 
 // subjectPapers keeps the passages of the papers the question is about: those rated

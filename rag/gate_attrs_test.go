@@ -272,19 +272,25 @@ func TestGateSettingQualifier(t *testing.T) {
 	lora2Intro := chunk("lora2i", "lora2", loraTitle, "We scale LoRA up to GPT-3 175B.")
 	dpr := chunk("dpr", "dpr", "Dense Passage Retrieval for Open-Domain Question Answering", "We trained the question and passage encoders for up to 40 epochs with a batch size of 128.")
 	dprReader := chunk("dprr", "dprr", "Dense Passage Retrieval for Open-Domain Question Answering", "For the reader we use a batch size of 16.")
-	corpus := []Chunk{mt, wsj, wsjStated, nli, nliIntro, lora, loraIntro, lora2, lora2Intro, dpr, dprReader}
+	// The stage is a part as well: pre-training's figures are not fine-tuning's.
+	realm := chunk("realm", "realm", "REALM: Retrieval-Augmented Language Model Pre-Training", "We pre-train REALM for 200k steps with a learning rate of 3e-5.")
+	realmFT := chunk("realmft", "realmft", "REALM: Retrieval-Augmented Language Model Pre-Training", "When fine-tuning on Open-QA we use a learning rate of 1e-5.")
+	corpus := []Chunk{mt, wsj, wsjStated, nli, nliIntro, lora, loraIntro, lora2, lora2Intro, dpr, dprReader, realm, realmFT}
 	runGateCases(t, gatePipeline(t, corpus), corpus, []gateCase{
-		{"the figure is for other models", "What dropout rate did the Transformer use for WSJ parsing?", []Chunk{mt, wsj}, []string{"dropout"}, "dropout"},
+		{"the figure is for other models", "What dropout rate did the Transformer use for WSJ parsing?", []Chunk{mt, wsj}, []string{"dropout"}, "The papers give dropout, but not for WSJ."},
 		{"the figure is for the parser", "What dropout rate did the Transformer use for WSJ parsing?", []Chunk{wsjStated}, nil, ""},
 		{"no qualifier", "What dropout rate did the Transformer base model use?", []Chunk{mt, wsj}, nil, ""},
 		// "NLI" is part of the paper's "SNLI" and "MultiNLI"; a model's size is no qualifier.
 		{"an acronym inside a word", "What batch size did SBERT use when fine-tuning on NLI?", []Chunk{nliIntro, nli}, nil, ""},
 		{"a size is no qualifier", "What batch size did LoRA use on GPT-3 175B?", []Chunk{loraIntro, lora}, nil, ""},
-		{"the figure is for another model", "What batch size did LoRA use on GPT-3 175B?", []Chunk{lora2Intro, lora2}, []string{"batch size"}, "batch size"},
+		{"the figure is for another model", "What batch size did LoRA use on GPT-3 175B?", []Chunk{lora2Intro, lora2}, []string{"batch size"}, "The papers give batch size, but not for GPT-3."},
 		// A part of a system is asked of separately: the encoders' figures are not the reader's.
-		{"the figure is for the encoders", "For how many epochs did they train the DPR reader?", []Chunk{dpr, dprReader}, []string{"epochs"}, "epochs"},
+		{"the figure is for the encoders", "For how many epochs did they train the DPR reader?", []Chunk{dpr, dprReader}, []string{"epochs"}, `The papers give epochs, but not for "reader".`},
 		{"the figure is for the reader", "What batch size did they use to train the DPR reader?", []Chunk{dpr, dprReader}, nil, ""},
 		{"the encoders asked", "For how many epochs did they train the DPR encoders?", []Chunk{dpr, dprReader}, nil, ""},
+		{"the figure is for pre-training", "What learning rate did they use when fine-tuning REALM?", []Chunk{realm}, []string{"learning rate"}, `The papers give learning rate, but not for "fine-tuning".`},
+		{"the figure is for fine-tuning", "What learning rate did they use when fine-tuning REALM?", []Chunk{realmFT}, nil, ""},
+		{"pre-training asked", "What learning rate did they use to pre-train REALM?", []Chunk{realm}, nil, ""},
 	})
 }
 
@@ -302,5 +308,41 @@ func TestGateFigureOfAnotherSetting(t *testing.T) {
 		{"its own figure", "How many warmup steps were in BERT's linear learning-rate schedule?", []Chunk{bert}, nil, ""},
 		{"a figure not asked", "What warmup schedule did DPR use?", []Chunk{dpr}, nil, ""},
 		{"a setting's own figure beside another", "What dropout rate did DPR use?", []Chunk{dpr}, nil, ""},
+	})
+}
+
+// TestGateSpreadCoefficientMaskingCasing: four more settings users ask of a paper that
+// never gives them (LoRA's Gaussian spread, LLaMA's loss coefficients, DistilBERT's masking
+// rate, SBERT's casing), each refused by name and answered where a paper does give it.
+func TestGateSpreadCoefficientMaskingCasing(t *testing.T) {
+	chunk := func(id, doc, title, text string) Chunk { return Chunk{ID: id, DocID: doc, Title: title, Text: text} }
+	lora := chunk("lora", "lora", "LoRA: Low-Rank Adaptation of Large Language Models",
+		"We use a random Gaussian initialization for A and zero for B. Due to the high training cost, we only report the typical standard deviation for a given task over random seeds.")
+	gpt := chunk("gpt", "gpt", "Improving Language Understanding by Generative Pre-Training",
+		"Since layernorm is used extensively throughout the model, a simple weight initialization of N(0, 0.02) was sufficient.")
+	llama := chunk("llama", "llama", "LLaMA: Open and Efficient Foundation Language Models",
+		"We use a weight decay of 0.1 and gradient clipping of 1.0, and normalize the input of each transformer sub-layer.")
+	igpt := chunk("igpt", "instructgpt", "Training language models to follow instructions with human feedback",
+		"We find that even by increasing the KL reward coefficient to 2.0, the regressions on DROP and SQuAD remain.")
+	sbertSTS := chunk("sts", "sbert", "Sentence-BERT: Sentence Embeddings using Siamese BERT-Networks",
+		"We compute the Spearman's rank correlation coefficient between the cosine similarity of the sentence embeddings and the gold labels of STS: 77.03 for SBERT-NLI-base.")
+	distil := chunk("distil", "distilbert", "DistilBERT, a distilled version of BERT",
+		"DistilBERT is distilled on very large batches leveraging gradient accumulation using dynamic masking for the masked language modeling loss and without the next sentence prediction objective.")
+	bert := chunk("bert", "bert", "BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding",
+		"In all of our experiments, we mask 15% of all WordPiece tokens in each sequence at random.")
+	dpr := chunk("dpr", "dpr", "Dense Passage Retrieval for Open-Domain Question Answering",
+		"We use two independent BERT networks (base, uncased) and take the representation at the [CLS] token as the output.")
+	corpus := []Chunk{lora, gpt, llama, igpt, sbertSTS, distil, bert, dpr}
+	runGateCases(t, gatePipeline(t, corpus), corpus, []gateCase{
+		{"a spread of results is no initialisation's", "What standard deviation did Hu et al. use for the Gaussian that initializes A?", []Chunk{lora}, []string{"standard deviation"}, "standard deviation"},
+		{"a spread written as N(0, σ)", "What standard deviation did the original GPT use to initialize its weights?", []Chunk{gpt}, nil, ""},
+		{"no coefficient named", "What z-loss coefficient did Meta add when pre-training LLaMA?", []Chunk{llama}, []string{"a loss coefficient"}, "a loss coefficient"},
+		{"a coefficient with its figure", "What KL reward coefficient did Ouyang et al. use?", []Chunk{igpt}, nil, ""},
+		{"a correlation coefficient is a result", "What Spearman correlation coefficient does SBERT-NLI-base reach on STS?", []Chunk{sbertSTS}, nil, ""},
+		{"masking without a rate", "What percentage of input tokens did DistilBERT mask for the masked language modeling loss?", []Chunk{distil}, []string{"a masking rate"}, "a masking rate"},
+		{"a masking rate", "What percentage of tokens does BERT mask during pre-training?", []Chunk{bert}, nil, ""},
+		{"a learning rate for masked LM asks no masking rate", "What learning rate did DistilBERT use for the masked language modeling loss?", []Chunk{distil}, []string{"learning rate"}, "learning rate"},
+		{"casing never said", "Is SBERT built on the cased or the uncased BERT?", []Chunk{sbertSTS}, []string{"casing"}, "casing"},
+		{"casing said", "Is DPR's BERT cased or uncased?", []Chunk{dpr}, nil, ""},
 	})
 }

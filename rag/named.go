@@ -39,6 +39,26 @@ func titleNames(title string, it keyItem) bool {
 	return len(newEvidenceIndex(title).acros[k]) > 0
 }
 
+// titleHolds reports whether a name of several words stands whole in the title: "the
+// Differentiable Search Index" is DSI's "Transformer Memory as a Differentiable Search
+// Index". Unowned (its paper introduces the initials, not the words) and not the title's
+// lead, the name named no paper, so a question pairing it with "T5" was searched within
+// the T5 paper alone and refused for lacking it. A single word ("Transformer") stands in
+// too many titles to name one.
+func titleHolds(title string, it keyItem) bool {
+	name := words(it.text)
+	if len(name) < 2 {
+		return false
+	}
+	tw := words(title)
+	for i := 0; i+len(name) <= len(tw); i++ {
+		if slices.Equal(tw[i:i+len(name)], name) {
+			return true
+		}
+	}
+	return false
+}
+
 // A paper's own short name need not be in its title: "InstructGPT", "DrQA" and
 // "Fusion-in-Decoder" are each introduced by one paper ("We call the resulting models
 // InstructGPT", "we refer to it as Fusion-in-Decoder") and only cited by others. That
@@ -268,7 +288,7 @@ func (p *Pipeline) namedPapers(ctx context.Context, question string, enc SparseE
 		}
 		titled := map[string]bool{}
 		for _, h := range append(p.searchName(ctx, it.text, namedSearchHits, enc), asked...) {
-			if titleNames(h.Chunk.Title, it) {
+			if titleNames(h.Chunk.Title, it) || titleHolds(h.Chunk.Title, it) {
 				titled[h.Chunk.DocID] = true
 			}
 		}

@@ -35,6 +35,30 @@ func TestTitleNames(t *testing.T) {
 	}
 }
 
+// TestTitleHolds: a name of several words names the paper whose title holds it whole,
+// wherever it stands; a single word or a name split across the title does not.
+func TestTitleHolds(t *testing.T) {
+	const dsi = "Transformer Memory as a Differentiable Search Index"
+	cases := []struct {
+		title, item string
+		want        bool
+	}{
+		{dsi, "Differentiable Search Index", true},
+		{dsi, "differentiable search index", true},
+		{dsi, "Search Index", true},
+		{dsi, "Transformer", false},
+		{dsi, "Transformer Index", false},
+		{"Sentence-BERT: Sentence Embeddings using Siamese BERT-Networks", "Siamese BERT-Networks", true},
+		{"Sentence-BERT: Sentence Embeddings using Siamese BERT-Networks", "Siamese BERT", true},
+		{"LLaMA: Open and Efficient Foundation Language Models", "Large Language Models", false},
+	}
+	for _, c := range cases {
+		if got := titleHolds(c.title, keyItem{text: c.item, key: squeeze(c.item), hard: true}); got != c.want {
+			t.Errorf("titleHolds(%q, %q) = %v, want %v", c.title, c.item, got, c.want)
+		}
+	}
+}
+
 // completionPipeline extends trCorpus with papers an unfiltered search never returns.
 func completionPipeline(t *testing.T, extra map[string]Chunk, global []string, scores trReranker) *Pipeline {
 	t.Helper()
@@ -353,5 +377,26 @@ func TestCompoundInitials(t *testing.T) {
 		if got := CompoundInitials(name); got != want {
 			t.Errorf("CompoundInitials(%q) = %q, want %q", name, got, want)
 		}
+	}
+}
+
+// TestNamedByTitlePhrase: a question naming a paper by a phrase of its title ("the
+// Differentiable Search Index") beside another paper's model ("T5") names both; before,
+// only T5's paper was searched and the question was refused for lacking the phrase.
+func TestNamedByTitlePhrase(t *testing.T) {
+	dsi := Chunk{ID: "dsi", DocID: "dsi", Title: "Transformer Memory as a Differentiable Search Index",
+		Text: "We introduce the Differentiable Search Index (DSI), a paradigm that encodes a corpus in the parameters of a T5 model and decodes docids."}
+	t5 := Chunk{ID: "t5", DocID: "t5", Title: "Exploring the Limits of Transfer Learning with a Unified Text-to-Text Transformer",
+		Text: "We refer to our model as the Text-to-Text Transfer Transformer (T5). Closed-book question answering asks T5 to answer from its parameters."}
+	corpus := []Chunk{dsi, t5}
+	p := gateDocsPipeline(t, corpus, func(context.Context) ([]Document, error) { return nil, nil })
+	enc, err := p.sparse(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := "How is the Differentiable Search Index different from closed-book QA, where a T5 model answers questions from its parameters?"
+	got := p.namedPapers(withSparse(t.Context()), q, enc)
+	if !slices.Contains(got, "dsi") || !slices.Contains(got, "t5") {
+		t.Errorf("namedPapers(%q) = %q, want dsi and t5", q, got)
 	}
 }

@@ -336,3 +336,57 @@ func TestMovesOn(t *testing.T) {
 		t.Error("without BM25 a new name moves on")
 	}
 }
+
+// TestFollowUpAsksQuantity: "and MNLI?" after a question asking for a score asks for one
+// too, so its answer points at the table holding it, as the first answer would; after a
+// question asking for no number it does not.
+func TestFollowUpAsksQuantity(t *testing.T) {
+	prose := "RoBERTa is fine-tuned on MNLI and QNLI with the same recipe as BERT. Each run uses its own random seed."
+	rows := "MNLI 90.2 QNLI 94.7 QQP 92.2"
+	caption := "Table 9: Development set results of RoBERTa on MNLI, QNLI and QQP."
+	text := prose + "\n\n" + rows + "\n\n" + caption
+	glue := Chunk{ID: "glue", DocID: "roberta", Title: "RoBERTa: A Robustly Optimized BERT Pretraining Approach",
+		PageStart: 5, PageEnd: 6, PageBreaks: []int{strings.Index(text, rows)}, Text: text}
+	corpus := map[string]Chunk{"glue": glue}
+	p, err := New(Config{
+		Searcher: &trSearcher{corpus: corpus, global: []string{"glue"}},
+		Sparse: func(context.Context) (SparseEncoder, error) {
+			return newIDFEncoder(slices.Collect(mapsValues(corpus))), nil
+		},
+		// Passages score by their best phrase; the caption is a strong sentence.
+		Reranker: fnReranker(func(_ string, ps []string) []float64 {
+			out := make([]float64, len(ps))
+			for i, s := range ps {
+				for phrase, v := range map[string]float64{"fine-tuned on MNLI": 0.9, "Table 9": 0.7} {
+					if strings.Contains(s, phrase) {
+						out[i] = max(out[i], v)
+					}
+				}
+			}
+			return out
+		}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		first string
+		want  bool
+	}{
+		{"What accuracy does RoBERTa reach on QNLI?", true},
+		{"Which recipe is RoBERTa fine-tuned with on QNLI?", false},
+	} {
+		h := []Turn{{Question: c.first, Answer: prose + " [1]",
+			Sources: []Source{{N: 1, Chunk: glue, Score: 0.9, Cited: true}}}}
+		ans, err := p.Ask(t.Context(), Question{Text: "and MNLI?", History: h}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ans.Refused {
+			t.Fatalf("after %q: refused: %q", c.first, ans.Text)
+		}
+		if got := strings.Contains(ans.Text, "Table 9"); got != c.want {
+			t.Errorf("after %q: answer %q points at the table: %v, want %v", c.first, ans.Text, got, c.want)
+		}
+	}
+}

@@ -24,7 +24,9 @@ import (
 //   - a capitalised hyphenated name with lower-case words inside ("Fusion-in-Decoder")
 //     also gives its initials ("fid"), the short name users and other papers write for
 //     it: the FiD paper itself never spells "FiD", so without the alias a question naming
-//     it by that name could not find it.
+//     it by that name could not find it;
+//   - a count hyphenated to a short unit ("3-bit", "5-shot") also gives the joined term
+//     ("3bit"), see countUnit.
 func Analyze(text string) []string {
 	var out, run []string
 	hyphen := false // the previous token was a hyphen continuing run
@@ -51,8 +53,12 @@ func Analyze(text string) []string {
 }
 
 // appendInitials appends the term of a hyphenated name's initials (rag.CompoundInitials)
-// to out when parts are one.
+// to out when parts are one, and the joined term of a count and its unit ("3-bit" →
+// "3bit", see countUnit).
 func appendInitials(out, parts []string) []string {
+	if countUnit(parts) {
+		return append(out, strings.ToLower(parts[0]+parts[1]))
+	}
 	if len(parts) < 3 {
 		return out
 	}
@@ -60,6 +66,28 @@ func appendInitials(out, parts []string) []string {
 		out = append(out, t)
 	}
 	return out
+}
+
+// countUnit reports whether parts are a count and a short lower-case unit, "3-bit" or
+// "5-shot". Apart, "3" and "bit" are two common terms, and a question on a 3-bit model
+// found the QLoRA paper's many 4-bit passages before its one 3-bit passage; joined, the
+// count and unit are one rare term. Names with a number after the letters ("GPT-4",
+// "T5-11B") stay apart: joining those re-weighted every question naming a model size.
+func countUnit(parts []string) bool {
+	if len(parts) != 2 || len(parts[1]) > 5 {
+		return false
+	}
+	for _, r := range parts[0] {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	for _, r := range parts[1] {
+		if r < 'a' || r > 'z' {
+			return false
+		}
+	}
+	return true
 }
 
 // term normalises one segmented word; "" means drop it.

@@ -127,6 +127,7 @@ const (
 	report91File = "testdata/report91.jsonl"
 	report92File = "testdata/report92.jsonl"
 	report93File = "testdata/report93.jsonl"
+	report94File = "testdata/report94.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -232,6 +233,7 @@ var laterBatches = map[string]map[string]int{
 	report91File: quarterBrief,
 	report92File: quarterBrief,
 	report93File: quarterBrief,
+	report94File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

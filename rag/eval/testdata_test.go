@@ -128,6 +128,7 @@ const (
 	report92File = "testdata/report92.jsonl"
 	report93File = "testdata/report93.jsonl"
 	report94File = "testdata/report94.jsonl"
+	report95File = "testdata/report95.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -234,6 +235,7 @@ var laterBatches = map[string]map[string]int{
 	report92File: quarterBrief,
 	report93File: quarterBrief,
 	report94File: quarterBrief,
+	report95File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -129,6 +129,7 @@ const (
 	report93File = "testdata/report93.jsonl"
 	report94File = "testdata/report94.jsonl"
 	report95File = "testdata/report95.jsonl"
+	report96File = "testdata/report96.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -236,6 +237,7 @@ var laterBatches = map[string]map[string]int{
 	report93File: quarterBrief,
 	report94File: quarterBrief,
 	report95File: quarterBrief,
+	report96File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -119,6 +119,7 @@ const (
 	report83File = "testdata/report83.jsonl"
 	report84File = "testdata/report84.jsonl"
 	report85File = "testdata/report85.jsonl"
+	report97File = "testdata/report97.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -216,6 +217,7 @@ var laterBatches = map[string]map[string]int{
 	report83File: quarterBrief,
 	report84File: quarterBrief,
 	report85File: quarterBrief,
+	report97File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

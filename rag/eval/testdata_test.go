@@ -130,6 +130,7 @@ const (
 	report94File = "testdata/report94.jsonl"
 	report95File = "testdata/report95.jsonl"
 	report96File = "testdata/report96.jsonl"
+	report97File = "testdata/report97.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -238,6 +239,7 @@ var laterBatches = map[string]map[string]int{
 	report94File: quarterBrief,
 	report95File: quarterBrief,
 	report96File: quarterBrief,
+	report97File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

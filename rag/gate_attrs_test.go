@@ -255,11 +255,15 @@ func TestGateSettingFigure(t *testing.T) {
 	})
 }
 
+// chunk is a passage of paper doc, titled.
+func chunk(id, doc, title, text string) Chunk {
+	return Chunk{ID: id, DocID: doc, Title: title, Text: text}
+}
+
 // TestGateSettingQualifier: a figure asked for something the paper is not itself about
 // (its parser, a dataset it fine-tunes on) must stand where the paper names that thing;
 // the paper's figure for its translation models does not answer for its parser.
 func TestGateSettingQualifier(t *testing.T) {
-	chunk := func(id, doc, title, text string) Chunk { return Chunk{ID: id, DocID: doc, Title: title, Text: text} }
 	const aiayn, sbert, loraTitle = "Attention Is All You Need", "Sentence-BERT", "LoRA: Low-Rank Adaptation of Large Language Models"
 	mt := chunk("mt", "transformer", aiayn, "For the Transformer base model we use a rate of P_drop = 0.1 on every sub-layer.")
 	wsj := chunk("wsj", "transformer", aiayn, "We trained a 4-layer Transformer on the WSJ portion of the Penn Treebank and selected the dropout on the development set.")
@@ -315,7 +319,6 @@ func TestGateFigureOfAnotherSetting(t *testing.T) {
 // never gives them (LoRA's Gaussian spread, LLaMA's loss coefficients, DistilBERT's masking
 // rate, SBERT's casing), each refused by name and answered where a paper does give it.
 func TestGateSpreadCoefficientMaskingCasing(t *testing.T) {
-	chunk := func(id, doc, title, text string) Chunk { return Chunk{ID: id, DocID: doc, Title: title, Text: text} }
 	lora := chunk("lora", "lora", "LoRA: Low-Rank Adaptation of Large Language Models",
 		"We use a random Gaussian initialization for A and zero for B. Due to the high training cost, we only report the typical standard deviation for a given task over random seeds.")
 	gpt := chunk("gpt", "gpt", "Improving Language Understanding by Generative Pre-Training",

@@ -409,7 +409,7 @@ var components = [][]keyItem{
 	phraseItems([]string{"critic"}),
 	// The stage: RoBERTa's and XLNet's pre-training settings do not answer for their
 	// fine-tuning on RACE or SQuAD, which papers give in a table of their own.
-	phraseItems([]string{"fine-tuning", "fine-tune", "fine-tuned", "fine-tunes", "fine-tuning", "finetuning", "finetune", "finetuned", "finetunes"}),
+	phraseItems([]string{"fine-tuning", "fine-tune", "fine-tuned", "fine-tunes", "finetuning", "finetune", "finetuned", "finetunes"}),
 }
 
 // sizeCount is a model's size or a count: "175B", "7B", "1.5M".
@@ -465,8 +465,8 @@ func coversAny(ix *evidenceIndex, items []keyItem) bool {
 // paper's dropout for its translation models does not answer for its parser.
 //
 // explain, when not empty, says why for a setting the papers do give, but for something
-// else: "The papers give a learning rate, but not for "fine-tuning"." Saying they do not
-// mention one would be untrue.
+// else: "The papers give learning rate, but not for "fine-tuning"." Saying they do not
+// mention it would be untrue.
 func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept []Chunk, quals []keyItem, enc SparseEncoder) (missing []keyItem, explain string) {
 	if enc == nil {
 		return nil, ""

@@ -507,9 +507,19 @@ func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept
 		}
 		value := a.figureAsked(question)
 		// states reports whether a passage states the setting, and when its figure is
-		// asked, gives one where what it is asked of is named.
+		// asked, gives one where what it is asked of is named. A figure given where that is
+		// not named is recorded (unqualified): a refusal then says the papers give it for
+		// something else.
+		unqualified := false
 		states := func(ix *evidenceIndex, text string) bool {
-			return a.isStated(ix, text, value, premise) && (!value || !a.valued || qualified(ix, text))
+			if !a.isStated(ix, text, value, premise) {
+				return false
+			}
+			if !value || !a.valued || qualified(ix, text) {
+				return true
+			}
+			unqualified = true
+			return false
 		}
 		stated := false
 		for i := range kept {
@@ -526,7 +536,7 @@ func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept
 		}, kept, enc)
 		if n != nil && len(n) == 0 {
 			missing = append(missing, keyItem{text: a.name, key: squeeze(a.name)})
-			if value && a.valued && (len(parts) > 0 || len(quals) > 0) && p.statedUnqualified(ctx, a, kept, keptIx, keptText, premise, enc) {
+			if unqualified && (len(parts) > 0 || len(quals) > 0) {
 				elsewhere = append(elsewhere, a.name)
 			}
 		}
@@ -547,20 +557,6 @@ func (p *Pipeline) unstatedAttributes(ctx context.Context, question string, kept
 		explain = "The papers give " + joinAnd(elsewhere) + ", but not for " + joinAnd(asked) + "."
 	}
 	return missing, explain
-}
-
-// statedUnqualified reports whether the kept papers give the setting's figure for
-// something other than what the question asks it of.
-func (p *Pipeline) statedUnqualified(ctx context.Context, a attribute, kept []Chunk, keptIx []*evidenceIndex, keptText []string, premise map[string]bool, enc SparseEncoder) bool {
-	for i := range kept {
-		if a.isStated(keptIx[i], keptText[i], true, premise) {
-			return true
-		}
-	}
-	n := p.docPassages(ctx, a.query, attributeHits, func(text string) bool {
-		return a.isStated(newEvidenceIndex(text), text, true, premise)
-	}, kept, enc)
-	return len(n) > 0
 }
 
 // subjectPapers keeps the passages of the papers the question is about: those rated

@@ -120,12 +120,13 @@ func (p *Pipeline) extractiveFor(ctx context.Context, query string, quantity boo
 	var cands, captions []sentence
 	for i, s := range sources {
 		spans := sentenceSpans(s.Chunk.Text)
+		refs := referencePieces(spans)
 		for j, span := range spans {
 			text := footnoteMark.ReplaceAllString(stripMarkers(span.text), "$1")
 			text = stripHeading(text, s.Chunk.Section)
 			c := sentence{text: text, src: i, pos: j, page: s.Chunk.PageAt(span.off), terms: termSet(text)}
 			switch {
-			case inReferenceEntry(spans, j):
+			case refs[j]:
 			case !isJunk(text):
 				cands = append(cands, c)
 			case quantity && isTableCaption(text):
@@ -664,16 +665,25 @@ func isJunk(s string) bool {
 // …", "arXiv preprint …").
 var referenceSeam = regexp.MustCompile(`^(?:(?:19|20)\d\d[a-z]?\.$|In (?:Proceedings|Advances|International|Annual|Conference|Findings|The \w+ Conference)\b|arXiv(?: preprint)?\b|CoRR\b|Journal of\b|Transactions on\b)`)
 
-// inReferenceEntry reports whether the j-th sentence is a piece of a reference-list entry
+// referencePieces reports, per sentence, whether it is a piece of a reference-list entry
 // split at its periods: the entry's title ("Reinforced mnemonic reader for machine reading
 // comprehension.") or its authors ("Nils Reimers and Iryna Gurevych.") read as sentences,
-// and the junk filter, which sees one sentence, lets them through. Body text citing a
-// paper by its venue keeps its own sentence shape and is not beside a bare year.
-func inReferenceEntry(spans []sentenceSpan, j int) bool {
-	seam := func(k int) bool {
-		return k >= 0 && k < len(spans) && referenceSeam.MatchString(strings.TrimSpace(spans[k].text))
+// and the junk filter, which sees one sentence, lets them through. Such a piece stands
+// beside a seam (a bare year or a venue). Body text citing a paper by its venue keeps its
+// own sentence shape and is not beside a bare year.
+func referencePieces(spans []sentenceSpan) []bool {
+	out := make([]bool, len(spans))
+	for k, s := range spans {
+		if referenceSeam.MatchString(strings.TrimSpace(s.text)) {
+			if k > 0 {
+				out[k-1] = true
+			}
+			if k+1 < len(spans) {
+				out[k+1] = true
+			}
+		}
 	}
-	return seam(j-1) || seam(j+1)
+	return out
 }
 
 // tableCaption opens a table's caption: "Table 9:", "Table 3.".

@@ -402,17 +402,18 @@ func TestThreadAsksQuantity(t *testing.T) {
 	}
 }
 
-// TestInReferenceEntry: a reference-list entry split at its periods leaves a title or an
+// TestReferencePieces: a reference-list entry split at its periods leaves a title or an
 // author list that reads as a sentence; its neighbours (a bare year, a venue) give it away.
 // Body text citing a venue in its own sentence stays quotable.
-func TestInReferenceEntry(t *testing.T) {
+func TestReferencePieces(t *testing.T) {
 	text := "We compare against the mnemonic reader on SQuAD. " +
 		"Minghao Hu, Yuxing Peng, and Xipeng Qiu. 2017. Reinforced mnemonic reader for machine reading comprehension. arXiv preprint arXiv:1705.02798.\n\n" +
 		"Nils Reimers and Iryna Gurevych. 2019. Sentence-BERT: Sentence embeddings using siamese BERT-networks. In Proceedings of the 2019 Conference on Empirical Methods in Natural Language Processing."
 	spans := sentenceSpans(text)
+	pieces := referencePieces(spans)
 	got := map[string]bool{}
 	for j, s := range spans {
-		got[s.text] = inReferenceEntry(spans, j)
+		got[s.text] = pieces[j]
 	}
 	for s, want := range map[string]bool{
 		"We compare against the mnemonic reader on SQuAD.":                                               false,
@@ -423,7 +424,7 @@ func TestInReferenceEntry(t *testing.T) {
 		if v, ok := got[s]; !ok {
 			t.Errorf("sentence %q not split out: %v", s, spans)
 		} else if v != want {
-			t.Errorf("inReferenceEntry(%q) = %v, want %v", s, v, want)
+			t.Errorf("referencePieces: %q is %v, want %v", s, v, want)
 		}
 	}
 }

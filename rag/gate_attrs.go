@@ -247,7 +247,10 @@ var attributes = []attribute{
 	// A learning rate's "decay" is no weight decay: T5 "decays the learning rate" and
 	// states none. Nor does a bare "decay" ask for one (an average's decay rate).
 	attr("weight decay", []string{"weight decay"}, []string{"weight decay", "l2 regularization", "l2 penalty"}).withValue(),
-	attr("label smoothing", []string{"smoothing"}, []string{"label smoothing"}).withValue(),
+	// Asked by its name: a bare "smoothing" is as often a language model's ("what kind of
+	// smoothing did the 2007 n-gram model get by with?", which LLaMA's related work answers)
+	// or BLEU's, and every question about labels' smoothing on the spent sets names it.
+	attr("label smoothing", []string{"label smoothing", "label-smoothing"}, []string{"label smoothing"}).withValue(),
 	attr("warmup", []string{"warmup", "warm up"}, []string{"warmup", "warm up"}).withValueAsked(`(?i)\bhow (?:many|long)\b|\bwarm-?\s?up (?:steps|ratio|proportion|updates|iterations|period)\b`),
 	attr("gradient clipping", []string{"clip", "clipping", "gradient norm", "grad norm", "max norm"}, []string{"=clip", "=clipping", "=clipped", "gradient norm", "grad norm", "max norm", "maxnorm"}).withValue(),
 	attr("temperature", []string{"temperature"}, []string{"temperature"}).withValue(),

@@ -56,6 +56,8 @@ func TestGateUnstatedAttribute(t *testing.T) {
 		{"spelled differently", "What dropout did the Transformer use?", []Chunk{attrPdrop}, nil, ""},
 		{"BLEU smoothing is not label smoothing", "What label smoothing did T5 use?", []Chunk{attrT5}, []string{"label smoothing"}, "label smoothing"},
 		{"label smoothing stated", "What label smoothing did the Transformer use?", []Chunk{attrTransformer}, nil, ""},
+		// An n-gram model's smoothing is no label smoothing: nothing kept needs to name labels.
+		{"an n-gram model's smoothing", "What kind of smoothing did the n-gram model of T5's BLEU use?", []Chunk{attrT5}, nil, ""},
 		{"grad norm found elsewhere in the paper", "What max grad norm did QLoRA use?", []Chunk{attrQLoRAb}, nil, ""},
 		{"batch size written as one word", "What batch size did GPT-2 use?", []Chunk{attrBatch}, nil, ""},
 		// A sample's video clips are no gradient clipping.

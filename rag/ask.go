@@ -117,7 +117,7 @@ func (p *Pipeline) ask(ctx context.Context, q Question, fn func(delta string) er
 	r.Hits = p.withNamedPapers(ctx, named, query, r.Hits)
 	g := p.gateIn(ctx, q.Text, hitChunks(r.Hits), hitChunks(r.Candidates), inThread)
 	if g.refused() {
-		if hits, ok := p.withMissingFound(ctx, q.Text, query, r.Hits, g.missing); ok {
+		if hits, ok := p.withMissingFound(ctx, q.Text, query, r.Hits, g.missing, len(named) >= 2); ok {
 			if g2 := p.gateIn(ctx, q.Text, hitChunks(hits), hitChunks(r.Candidates), inThread); !g2.refused() {
 				r.Hits, g = hits, g2
 			} else if g2.surveyed {

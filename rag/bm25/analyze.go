@@ -99,13 +99,8 @@ func appendInitials(out, parts []string) []string {
 // count and unit are one rare term. Names with a number after the letters ("GPT-4",
 // "T5-11B") stay apart: joining those re-weighted every question naming a model size.
 func countUnit(parts []string) bool {
-	if len(parts) != 2 || len(parts[1]) > 5 {
+	if len(parts) != 2 || len(parts[1]) > 5 || !allDigits(parts[0]) {
 		return false
-	}
-	for _, r := range parts[0] {
-		if r < '0' || r > '9' {
-			return false
-		}
 	}
 	for _, r := range parts[1] {
 		if r < 'a' || r > 'z' {

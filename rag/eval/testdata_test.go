@@ -131,6 +131,7 @@ const (
 	report95File = "testdata/report95.jsonl"
 	report96File = "testdata/report96.jsonl"
 	report97File = "testdata/report97.jsonl"
+	report98File = "testdata/report98.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -240,6 +241,7 @@ var laterBatches = map[string]map[string]int{
 	report95File: quarterBrief,
 	report96File: quarterBrief,
 	report97File: quarterBrief,
+	report98File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

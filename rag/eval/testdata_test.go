@@ -123,6 +123,7 @@ const (
 	report87File = "testdata/report87.jsonl"
 	report88File = "testdata/report88.jsonl"
 	report89File = "testdata/report89.jsonl"
+	report99File = "testdata/report99.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -224,6 +225,7 @@ var laterBatches = map[string]map[string]int{
 	report87File: quarterBrief,
 	report88File: quarterBrief,
 	report89File: quarterBrief,
+	report99File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -132,6 +132,7 @@ const (
 	report96File = "testdata/report96.jsonl"
 	report97File = "testdata/report97.jsonl"
 	report98File = "testdata/report98.jsonl"
+	report99File = "testdata/report99.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -242,6 +243,7 @@ var laterBatches = map[string]map[string]int{
 	report96File: quarterBrief,
 	report97File: quarterBrief,
 	report98File: quarterBrief,
+	report99File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

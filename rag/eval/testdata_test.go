@@ -227,6 +227,7 @@ const (
 	report88File  = "testdata/report88.jsonl"
 	report89File  = "testdata/report89.jsonl"
 	report100File = "testdata/report100.jsonl"
+	report101File = "testdata/report101.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -430,6 +431,7 @@ var laterBatches = map[string]map[string]int{
 	report88File:  quarterBrief,
 	report89File:  quarterBrief,
 	report100File: quarterBrief,
+	report101File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

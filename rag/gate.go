@@ -907,6 +907,12 @@ func (ix *evidenceIndex) atItem(it keyItem) []int {
 		if pos := ix.camelShort(it.text); len(pos) > 0 {
 			return pos
 		}
+		// "rank-8" is the "r = 8" of LoRA's tables and formulas, as low-rank papers write it.
+		if m := rankKey.FindStringSubmatch(it.key); m != nil {
+			if pos := ix.grams["r"+m[1]]; len(pos) > 0 {
+				return pos
+			}
+		}
 		// "Euclidean" is the HNSW paper's "Euclid spaces": a name's adjective is found by
 		// the name.
 		for _, k := range nameOfAdjective(it) {
@@ -938,6 +944,9 @@ func (ix *evidenceIndex) atItem(it keyItem) []int {
 	}
 	return ix.stems[ts[0]]
 }
+
+// rankKey is the key of a rank a question names: "rank-8", "rank 64".
+var rankKey = regexp.MustCompile(`^rank(\d+)$`)
 
 // nameOfAdjective returns the keys of the name a capitalised adjective is made from:
 // "Euclidean" → "euclid", "Gaussian" → "gauss", "Laplacian" → "laplac" or "laplace". A

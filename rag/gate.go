@@ -945,7 +945,7 @@ func (ix *evidenceIndex) atItem(it keyItem) []int {
 	return ix.stems[ts[0]]
 }
 
-// rankKey is the key of a rank a question names: "rank-8", "rank 64".
+// rankKey is the key of a rank a question names as one word: "rank-8", "rank-64".
 var rankKey = regexp.MustCompile(`^rank(\d+)$`)
 
 // nameOfAdjective returns the keys of the name a capitalised adjective is made from:

@@ -907,6 +907,19 @@ func (ix *evidenceIndex) atItem(it keyItem) []int {
 		if pos := ix.camelShort(it.text); len(pos) > 0 {
 			return pos
 		}
+		// "rank-8" is the "r = 8" of LoRA's tables and formulas, as low-rank papers write it.
+		if m := rankKey.FindStringSubmatch(it.key); m != nil {
+			if pos := ix.grams["r"+m[1]]; len(pos) > 0 {
+				return pos
+			}
+		}
+		// "Euclidean" is the HNSW paper's "Euclid spaces": a name's adjective is found by
+		// the name.
+		for _, k := range nameOfAdjective(it) {
+			if pos := ix.grams[k]; len(pos) > 0 {
+				return pos
+			}
+		}
 		if it.acro {
 			k := strings.TrimSuffix(it.key, "s")
 			return append(ix.spelled(it, ix.grams[k]), ix.acros[k]...)
@@ -930,6 +943,25 @@ func (ix *evidenceIndex) atItem(it keyItem) []int {
 		return nil
 	}
 	return ix.stems[ts[0]]
+}
+
+// rankKey is the key of a rank a question names as one word: "rank-8", "rank-64".
+var rankKey = regexp.MustCompile(`^rank(\d+)$`)
+
+// nameOfAdjective returns the keys of the name a capitalised adjective is made from:
+// "Euclidean" → "euclid", "Gaussian" → "gauss", "Laplacian" → "laplac" or "laplace". A
+// root shorter than four letters is too common a prefix to be a name.
+func nameOfAdjective(it keyItem) []string {
+	r, _ := utf8.DecodeRuneInString(it.text)
+	if !unicode.IsUpper(r) || strings.ContainsAny(it.text, " -") {
+		return nil
+	}
+	for _, end := range []string{"ean", "ian"} {
+		if root, ok := strings.CutSuffix(it.key, end); ok && len(root) >= 4 && !strings.ContainsAny(root, "0123456789") {
+			return []string{root, root + "e"}
+		}
+	}
+	return nil
 }
 
 // spelled keeps the places of a capitals-only name (keyItem.caps) where the evidence

@@ -168,14 +168,18 @@ func (a attribute) isStated(ix *evidenceIndex, text string, value bool, premise 
 }
 
 // premise reports whether the question gives the setting with its figure: "with batch
-// size 1", "at a dropout of 0.1". Only a plain number right after the setting counts;
-// the "5" of "T5" or "GPT-2" beside it is a name's.
+// size 1", "at a dropout of 0.1", "trained for 2 epochs". Only a plain number right after
+// the setting, or right before it after a preposition, counts; the "5" of "T5" or "GPT-2"
+// beside it is a name's.
 func (a attribute) premise(q *evidenceIndex, question string) bool {
 	if !a.valued {
 		return false
 	}
 	ws, _ := segWords(question)
 	for _, p := range a.places(q) {
+		if p >= 2 && plainNumber.MatchString(ws[p-1]) && premiseBefore[ws[p-2]] {
+			return true
+		}
 		for i := p + 1; i < min(p+4, len(ws)); i++ {
 			if plainNumber.MatchString(ws[i]) {
 				return true
@@ -190,6 +194,10 @@ func (a attribute) premise(q *evidenceIndex, question string) bool {
 
 // premiseGlue are the words between a setting and the figure a question gives it.
 var premiseGlue = map[string]bool{"size": true, "rate": true, "of": true, "at": true, "to": true, "set": true, "is": true, "was": true}
+
+// premiseBefore are the words before a figure a question gives a setting ahead of it:
+// "for 2 epochs", "1 to 3 epochs", "examples and 2 epochs".
+var premiseBefore = map[string]bool{"for": true, "with": true, "and": true, "to": true, "of": true, "at": true, "after": true, "over": true, "by": true, "the": true, "a": true}
 
 var plainNumber = regexp.MustCompile(`^\d+(?:\.\d+)?[km]?$`)
 
@@ -247,7 +255,10 @@ var attributes = []attribute{
 	// A learning rate's "decay" is no weight decay: T5 "decays the learning rate" and
 	// states none. Nor does a bare "decay" ask for one (an average's decay rate).
 	attr("weight decay", []string{"weight decay"}, []string{"weight decay", "l2 regularization", "l2 penalty"}).withValue(),
-	attr("label smoothing", []string{"smoothing"}, []string{"label smoothing"}).withValue(),
+	// Asked by its name: a bare "smoothing" is as often a language model's ("what kind of
+	// smoothing did the 2007 n-gram model get by with?", which LLaMA's related work answers)
+	// or BLEU's, and every question about labels' smoothing on the spent sets names it.
+	attr("label smoothing", []string{"label smoothing", "label-smoothing"}, []string{"label smoothing"}).withValue(),
 	attr("warmup", []string{"warmup", "warm up"}, []string{"warmup", "warm up"}).withValueAsked(`(?i)\bhow (?:many|long)\b|\bwarm-?\s?up (?:steps|ratio|proportion|updates|iterations|period)\b`),
 	attr("gradient clipping", []string{"clip", "clipping", "gradient norm", "grad norm", "max norm"}, []string{"=clip", "=clipping", "=clipped", "gradient norm", "grad norm", "max norm", "maxnorm"}).withValue(),
 	attr("temperature", []string{"temperature"}, []string{"temperature"}).withValue(),
@@ -347,7 +358,10 @@ var attributes = []attribute{
 	// "task-specific heads" are a classifier's, not attention's.
 	attr("attention heads", []string{"attention head", "attention heads"}, []string{"=heads", "attention head"}).askedAs(`(?i)\bhow many (?:\w+ )?heads\b`),
 	attr("a document stride", []string{"stride"}, []string{"stride"}),
-	attr("download counts", []string{"downloaded", "downloads"}, []string{"downloaded", "downloads"}),
+	// Asked as a count: "Which models can I just download?" asks where they are, which a
+	// paper answers without any count.
+	attr("download counts", nil, []string{"downloaded", "downloads"}).
+		askedAs(`(?i)\bhow (?:many|often)\b[^?]*\bdownload|\bdownloads\b|\bdownload (?:counts?|numbers?|figures?|statistics)\b`),
 	attr("a license", []string{"license", "licence", "licensed"}, []string{"license", "licence", "licensed", "licensing"}),
 }
 

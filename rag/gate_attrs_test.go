@@ -10,6 +10,8 @@ import (
 var (
 	attrDSI = Chunk{ID: "dsi", DocID: "dsi", Title: "Transformer Memory as a Differentiable Search Index",
 		Text: "DSI models are trained on NQ320K with the Adafactor optimizer and a learning rate of 0.001 for 1M steps."}
+	attrDSI2 = Chunk{ID: "dsi2", DocID: "dsi", Title: "Transformer Memory as a Differentiable Search Index",
+		Text: "Table 2: DSI models trained with a learning rate of 0.001 reach 40.4 Hits@1."}
 	attrDSIb = Chunk{ID: "dsib", DocID: "dsi", Title: "Transformer Memory as a Differentiable Search Index",
 		Text: "We index documents with semantic identifiers built by hierarchical k-means over BERT embeddings of DSI documents."}
 	attrQLoRA = Chunk{ID: "qlora", DocID: "qlora", Title: "QLoRA: Efficient Finetuning of Quantized LLMs",
@@ -56,6 +58,8 @@ func TestGateUnstatedAttribute(t *testing.T) {
 		{"spelled differently", "What dropout did the Transformer use?", []Chunk{attrPdrop}, nil, ""},
 		{"BLEU smoothing is not label smoothing", "What label smoothing did T5 use?", []Chunk{attrT5}, []string{"label smoothing"}, "label smoothing"},
 		{"label smoothing stated", "What label smoothing did the Transformer use?", []Chunk{attrTransformer}, nil, ""},
+		// An n-gram model's smoothing is no label smoothing: nothing kept needs to name labels.
+		{"an n-gram model's smoothing", "What kind of smoothing did the n-gram model of T5's BLEU use?", []Chunk{attrT5}, nil, ""},
 		{"grad norm found elsewhere in the paper", "What max grad norm did QLoRA use?", []Chunk{attrQLoRAb}, nil, ""},
 		{"batch size written as one word", "What batch size did GPT-2 use?", []Chunk{attrBatch}, nil, ""},
 		// A sample's video clips are no gradient clipping.
@@ -77,6 +81,11 @@ func TestGateUnstatedAttribute(t *testing.T) {
 		{"a model on top is no sampling setting", "Which learning rate did the DSI models use with a classifier on top?", []Chunk{attrDSI}, nil, ""},
 		// The question gives the batch size; it asks how long training took.
 		{"a setting given with its figure is a premise", "With batch size 1, how much memory do the LoRA input gradients of a 7B LLaMA take?", []Chunk{attrMemory}, nil, ""},
+		{"a figure given before the setting is a premise", "Which learning rate did the DSI models use when trained for 2 epochs?", []Chunk{attrDSI2}, nil, ""},
+		{"a setting asked without a figure", "How many epochs did the DSI models train for?", []Chunk{attrDSI}, []string{"epochs"}, "epochs"},
+		// "download" as a verb asks where a model is, not how often it was fetched.
+		{"a download count the paper never gives", "How many times were the DSI checkpoints downloaded?", []Chunk{attrDSI}, []string{"download counts"}, "download counts"},
+		{"a model to download is no count", "Which of the DSI checkpoints can I just download?", []Chunk{attrDSI}, nil, ""},
 		{"an encoder's symbol is no epsilon", "Which epsilon did DPR set for Adam?", []Chunk{attrEncoder}, []string{"epsilon"}, "epsilon"},
 		{"heads a paper never gives", "How many attention heads does each layer of GPT-2 use?", []Chunk{attrGPT2}, []string{"attention heads"}, "attention heads"},
 		{"heads a paper gives", "How many heads does the Transformer's attention use?", []Chunk{attrHeads}, nil, ""},

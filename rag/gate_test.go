@@ -334,6 +334,15 @@ func TestEvidenceIndexSpellings(t *testing.T) {
 		{"CommonsenseQA", true}, {"StrategyQA", true}, {"ClinicalQA", false}, {"ComplexWebQA", false}, {"CommonsenseNLI", false},
 	})
 	checkCovers(t, newEvidenceIndex("LoRA adapts the attention weights."), []coverCase{{"LongLoRA", false}, {"LoRA", true}})
+	// A rank is written "r = 8" in low-rank papers' tables.
+	checkCovers(t, newEvidenceIndex("Weight Type r=1 r=2 r = 8 and r = 64; it corresponds to r = 8."), []coverCase{
+		{"rank-8", true}, {"rank-64", true}, {"rank-2", true}, {"rank-16", false}, {"8", true},
+	})
+	// A name's adjective is the name: HNSW compares algorithms "in Euclid spaces". A short
+	// root is no name ("Indian" is not "Ind").
+	checkCovers(t, newEvidenceIndex("Comparison in Euclid spaces with a Gauss kernel, a Laplace prior and the Ind set."), []coverCase{
+		{"Euclidean", true}, {"Gaussian", true}, {"Laplacian", true}, {"Indian", false}, {"Bayesian", false},
+	})
 	if got := (keyItem{text: "CommonsenseQA"}).searchText(); got != "CommonsenseQA Commonsense QA" {
 		t.Errorf("search text %q: a short form's passages are found by the name's words", got)
 	}

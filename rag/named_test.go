@@ -100,6 +100,42 @@ func TestAskNamedPaperJoins(t *testing.T) {
 	}
 }
 
+// TestAskComparisonLooksDeeper: a question comparing two papers shares its words between
+// them, and the passage one paper gives its part in ranks under the score cut; it is
+// found deeper in that paper before the gate refuses. A question about one paper is not
+// looked into as deeply, and is refused naming what is missing.
+func TestAskComparisonLooksDeeper(t *testing.T) {
+	sts := map[string]Chunk{
+		"robSTS": {ID: "robSTS", DocID: "roberta", Title: "RoBERTa: A Robustly Optimized BERT Pretraining Approach", PageStart: 8,
+			Text: "Table 5: on the GLUE dev sets RoBERTa reaches 92.4 on STS-B."},
+	}
+	p := completionPipeline(t, sts, []string{"robBatch", "electra", "bertMLM"},
+		trReranker{"8K sequences": 0.6, "2048": 0.5, "masked language model": 0.3})
+	ans, err := p.Ask(t.Context(), Question{Text: "What STS-B score does RoBERTa report, and which tokens does ELECTRA train a discriminator to detect?"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans.Refused || !slices.ContainsFunc(ans.Sources, func(s Source) bool { return s.Chunk.ID == "robSTS" }) {
+		t.Fatalf("answer %q (sources %v), want the STS-B passage among its sources", ans.Text, sourceIDs(ans.Sources))
+	}
+
+	ans, err = p.Ask(t.Context(), Question{Text: "What STS-B score does RoBERTa report on GLUE dev?"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ans.Refused || !slices.Contains(ans.Missing, "STS-B") {
+		t.Errorf("answer %q (missing %q), want a refusal naming STS-B", ans.Text, ans.Missing)
+	}
+}
+
+func sourceIDs(sources []Source) []string {
+	var out []string
+	for _, s := range sources {
+		out = append(out, s.Chunk.ID)
+	}
+	return out
+}
+
 // TestAskMissingNameFoundInKeptPaper: the kept paper's passage on the benchmark asked about
 // ranked below its general passages; it is found before the gate refuses. A benchmark no
 // kept paper reports is still refused, naming it.

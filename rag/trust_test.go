@@ -390,3 +390,40 @@ func TestFollowUpAsksQuantity(t *testing.T) {
 		}
 	}
 }
+
+// TestFollowUpEarlierTable: "and BM25?" after an answer quoting BEIR's Recall@100 table
+// asks for another row of it. The table the thread's last answer cited names BM25, so it
+// comes first, before retrieval's passage on how BM25 is run, and is not kept twice. A
+// follow-up naming what the table lacks ("and DPR?"), or nothing hard at all, keeps
+// retrieval's hits.
+func TestFollowUpEarlierTable(t *testing.T) {
+	table := Chunk{ID: "beirTable", DocID: "beir", PageStart: 24, Text: "Table 9: Recall@100 on Natural Questions. ColBERT 0.912, TAS-B 0.903, BM25 0.783."}
+	lexical := Chunk{ID: "beirBM25", DocID: "beir", PageStart: 6, Text: "BM25 is the lexical retriever, run with Elasticsearch and its default parameters."}
+	history := []Turn{{Question: "In BEIR's Recall@100 table, what score does ColBERT get on Natural Questions?",
+		Answer: "ColBERT 0.912 [1].", Sources: []Source{{N: 1, Chunk: lexical}, {N: 2, Chunk: table, Cited: true}}}}
+	ids := func(hits []Scored) []string {
+		var out []string
+		for _, h := range hits {
+			out = append(out, h.Chunk.ID)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		q    string
+		hits []Scored
+		want []string
+	}{
+		{"and BM25?", []Scored{{Hit: Hit{Chunk: lexical}, Rerank: 0.9}}, []string{"beirTable", "beirBM25"}},
+		{"and BM25?", []Scored{{Hit: Hit{Chunk: lexical}, Rerank: 0.9}, {Hit: Hit{Chunk: table}, Rerank: 0.3}}, []string{"beirTable", "beirBM25"}},
+		{"and DPR?", []Scored{{Hit: Hit{Chunk: lexical}, Rerank: 0.9}}, []string{"beirBM25"}},
+		{"and the other one?", []Scored{{Hit: Hit{Chunk: lexical}, Rerank: 0.9}}, []string{"beirBM25"}},
+	} {
+		got := withEarlierHolder(Question{Text: c.q, History: history}, c.hits)
+		if !slices.Equal(ids(got), c.want) {
+			t.Errorf("%q: hits %v, want %v", c.q, ids(got), c.want)
+		}
+		if got[0].Rerank != 0.9 {
+			t.Errorf("%q: the first hit scores %v, want the best hit's 0.9", c.q, got[0].Rerank)
+		}
+	}
+}

@@ -27,11 +27,22 @@ import (
 //     it by that name could not find it;
 //   - a count hyphenated to a short unit ("3-bit", "5-shot") also gives the joined term
 //     ("3bit"), see countUnit.
+//   - a factor written with a times sign ("4× the computation") also gives the term a
+//     user types for it ("4x"); a product of two numbers ("3×3") gives none.
 func Analyze(text string) []string {
 	var out, run []string
 	hyphen := false // the previous token was a hyphen continuing run
+	prev, factor := "", ""
 	for it := words.FromString(text); it.Next(); {
 		v := it.Value()
+		if factor != "" && !startsWithDigit(v) {
+			out = append(out, factor+"x")
+		}
+		factor = ""
+		if v == "×" && allDigits(prev) {
+			factor = prev
+		}
+		prev = v
 		switch {
 		case v == "-" && len(run) > 0 && !hyphen:
 			hyphen = true
@@ -49,8 +60,22 @@ func Analyze(text string) []string {
 			out = append(out, t)
 		}
 	}
+	if factor != "" {
+		out = append(out, factor+"x")
+	}
 	return appendInitials(out, run)
 }
+
+func allDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func startsWithDigit(s string) bool { return s != "" && s[0] >= '0' && s[0] <= '9' }
 
 // appendInitials appends the term of a hyphenated name's initials (rag.CompoundInitials)
 // to out when parts are one, and the joined term of a count and its unit ("3-bit" →
@@ -74,13 +99,8 @@ func appendInitials(out, parts []string) []string {
 // count and unit are one rare term. Names with a number after the letters ("GPT-4",
 // "T5-11B") stay apart: joining those re-weighted every question naming a model size.
 func countUnit(parts []string) bool {
-	if len(parts) != 2 || len(parts[1]) > 5 {
+	if len(parts) != 2 || len(parts[1]) > 5 || !allDigits(parts[0]) {
 		return false
-	}
-	for _, r := range parts[0] {
-		if r < '0' || r > '9' {
-			return false
-		}
 	}
 	for _, r := range parts[1] {
 		if r < 'a' || r > 'z' {

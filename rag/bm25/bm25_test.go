@@ -31,6 +31,7 @@ func TestAnalyze(t *testing.T) {
 		{"lower-case and acronym compounds give none", "State-of-the-art GPT-3-175B Text-to-text", []string{"state", "art", "gpt", "3", "175b", "text", "text"}},
 		{"long inner words give none", "English-Second-German", []string{"english", "second", "german"}},
 		{"a count and its unit also join", "3-bit 5-shot", []string{"3", "bit", "3bit", "5", "shot", "5shot"}},
+		{"a factor gives the term users type", "4× size, 3×3 grid, 2×", []string{"4", "4x", "size", "3", "3", "grid", "2", "2x"}},
 		{"a version or a long unit does not join", "GPT-4 12-layers", []string{"gpt", "4", "12", "layer"}},
 		{"numbers kept", "BLEU 28.4 on WMT 2014, 1706.03762", []string{"bleu", "28.4", "wmt", "2014", "1706.03762"}},
 		{"alphanumeric kept unstemmed", "GPT-2 L2 v1.2", []string{"gpt", "2", "l2", "v1.2"}},

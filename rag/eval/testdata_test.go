@@ -30,107 +30,108 @@ import (
 // written the same way after it shipped, the next one, and report30.jsonl …
 // report33.jsonl a third, and report34.jsonl … report37.jsonl a fourth.
 const (
-	tuneFile     = "testdata/tune.jsonl"
-	reportFile   = "testdata/report.jsonl"
-	tune2File    = "testdata/tune2.jsonl"
-	tune3File    = "testdata/tune3.jsonl"
-	tune4File    = "testdata/tune4.jsonl"
-	report2File  = "testdata/report2.jsonl"
-	report3File  = "testdata/report3.jsonl"
-	report4File  = "testdata/report4.jsonl"
-	report5File  = "testdata/report5.jsonl"
-	report6File  = "testdata/report6.jsonl"
-	report7File  = "testdata/report7.jsonl"
-	report8File  = "testdata/report8.jsonl"
-	report9File  = "testdata/report9.jsonl"
-	report10File = "testdata/report10.jsonl"
-	report11File = "testdata/report11.jsonl"
-	report12File = "testdata/report12.jsonl"
-	report13File = "testdata/report13.jsonl"
-	report14File = "testdata/report14.jsonl"
-	report15File = "testdata/report15.jsonl"
-	report16File = "testdata/report16.jsonl"
-	report17File = "testdata/report17.jsonl"
-	report18File = "testdata/report18.jsonl"
-	report19File = "testdata/report19.jsonl"
-	report20File = "testdata/report20.jsonl"
-	report21File = "testdata/report21.jsonl"
-	report22File = "testdata/report22.jsonl"
-	report23File = "testdata/report23.jsonl"
-	report24File = "testdata/report24.jsonl"
-	report25File = "testdata/report25.jsonl"
-	report26File = "testdata/report26.jsonl"
-	report27File = "testdata/report27.jsonl"
-	report28File = "testdata/report28.jsonl"
-	report29File = "testdata/report29.jsonl"
-	report30File = "testdata/report30.jsonl"
-	report31File = "testdata/report31.jsonl"
-	report32File = "testdata/report32.jsonl"
-	report33File = "testdata/report33.jsonl"
-	report34File = "testdata/report34.jsonl"
-	report35File = "testdata/report35.jsonl"
-	report36File = "testdata/report36.jsonl"
-	report37File = "testdata/report37.jsonl"
-	report38File = "testdata/report38.jsonl"
-	report39File = "testdata/report39.jsonl"
-	report40File = "testdata/report40.jsonl"
-	report41File = "testdata/report41.jsonl"
-	report42File = "testdata/report42.jsonl"
-	report43File = "testdata/report43.jsonl"
-	report44File = "testdata/report44.jsonl"
-	report45File = "testdata/report45.jsonl"
-	report46File = "testdata/report46.jsonl"
-	report47File = "testdata/report47.jsonl"
-	report48File = "testdata/report48.jsonl"
-	report49File = "testdata/report49.jsonl"
-	report50File = "testdata/report50.jsonl"
-	report51File = "testdata/report51.jsonl"
-	report52File = "testdata/report52.jsonl"
-	report53File = "testdata/report53.jsonl"
-	report54File = "testdata/report54.jsonl"
-	report55File = "testdata/report55.jsonl"
-	report56File = "testdata/report56.jsonl"
-	report57File = "testdata/report57.jsonl"
-	report58File = "testdata/report58.jsonl"
-	report59File = "testdata/report59.jsonl"
-	report60File = "testdata/report60.jsonl"
-	report61File = "testdata/report61.jsonl"
-	report62File = "testdata/report62.jsonl"
-	report63File = "testdata/report63.jsonl"
-	report64File = "testdata/report64.jsonl"
-	report65File = "testdata/report65.jsonl"
-	report66File = "testdata/report66.jsonl"
-	report67File = "testdata/report67.jsonl"
-	report68File = "testdata/report68.jsonl"
-	report69File = "testdata/report69.jsonl"
-	report70File = "testdata/report70.jsonl"
-	report71File = "testdata/report71.jsonl"
-	report72File = "testdata/report72.jsonl"
-	report73File = "testdata/report73.jsonl"
-	report74File = "testdata/report74.jsonl"
-	report75File = "testdata/report75.jsonl"
-	report76File = "testdata/report76.jsonl"
-	report77File = "testdata/report77.jsonl"
-	report78File = "testdata/report78.jsonl"
-	report79File = "testdata/report79.jsonl"
-	report80File = "testdata/report80.jsonl"
-	report81File = "testdata/report81.jsonl"
-	report82File = "testdata/report82.jsonl"
-	report83File = "testdata/report83.jsonl"
-	report84File = "testdata/report84.jsonl"
-	report85File = "testdata/report85.jsonl"
-	report86File = "testdata/report86.jsonl"
-	report87File = "testdata/report87.jsonl"
-	report88File = "testdata/report88.jsonl"
-	report89File = "testdata/report89.jsonl"
-	report90File = "testdata/report90.jsonl"
-	report91File = "testdata/report91.jsonl"
-	report92File = "testdata/report92.jsonl"
-	report93File = "testdata/report93.jsonl"
-	report94File = "testdata/report94.jsonl"
-	report95File = "testdata/report95.jsonl"
-	report96File = "testdata/report96.jsonl"
-	report97File = "testdata/report97.jsonl"
+	tuneFile      = "testdata/tune.jsonl"
+	reportFile    = "testdata/report.jsonl"
+	tune2File     = "testdata/tune2.jsonl"
+	tune3File     = "testdata/tune3.jsonl"
+	tune4File     = "testdata/tune4.jsonl"
+	report2File   = "testdata/report2.jsonl"
+	report3File   = "testdata/report3.jsonl"
+	report4File   = "testdata/report4.jsonl"
+	report5File   = "testdata/report5.jsonl"
+	report6File   = "testdata/report6.jsonl"
+	report7File   = "testdata/report7.jsonl"
+	report8File   = "testdata/report8.jsonl"
+	report9File   = "testdata/report9.jsonl"
+	report10File  = "testdata/report10.jsonl"
+	report11File  = "testdata/report11.jsonl"
+	report12File  = "testdata/report12.jsonl"
+	report13File  = "testdata/report13.jsonl"
+	report14File  = "testdata/report14.jsonl"
+	report15File  = "testdata/report15.jsonl"
+	report16File  = "testdata/report16.jsonl"
+	report17File  = "testdata/report17.jsonl"
+	report18File  = "testdata/report18.jsonl"
+	report19File  = "testdata/report19.jsonl"
+	report20File  = "testdata/report20.jsonl"
+	report21File  = "testdata/report21.jsonl"
+	report22File  = "testdata/report22.jsonl"
+	report23File  = "testdata/report23.jsonl"
+	report24File  = "testdata/report24.jsonl"
+	report25File  = "testdata/report25.jsonl"
+	report26File  = "testdata/report26.jsonl"
+	report27File  = "testdata/report27.jsonl"
+	report28File  = "testdata/report28.jsonl"
+	report29File  = "testdata/report29.jsonl"
+	report30File  = "testdata/report30.jsonl"
+	report31File  = "testdata/report31.jsonl"
+	report32File  = "testdata/report32.jsonl"
+	report33File  = "testdata/report33.jsonl"
+	report34File  = "testdata/report34.jsonl"
+	report35File  = "testdata/report35.jsonl"
+	report36File  = "testdata/report36.jsonl"
+	report37File  = "testdata/report37.jsonl"
+	report38File  = "testdata/report38.jsonl"
+	report39File  = "testdata/report39.jsonl"
+	report40File  = "testdata/report40.jsonl"
+	report41File  = "testdata/report41.jsonl"
+	report42File  = "testdata/report42.jsonl"
+	report43File  = "testdata/report43.jsonl"
+	report44File  = "testdata/report44.jsonl"
+	report45File  = "testdata/report45.jsonl"
+	report46File  = "testdata/report46.jsonl"
+	report47File  = "testdata/report47.jsonl"
+	report48File  = "testdata/report48.jsonl"
+	report49File  = "testdata/report49.jsonl"
+	report50File  = "testdata/report50.jsonl"
+	report51File  = "testdata/report51.jsonl"
+	report52File  = "testdata/report52.jsonl"
+	report53File  = "testdata/report53.jsonl"
+	report54File  = "testdata/report54.jsonl"
+	report55File  = "testdata/report55.jsonl"
+	report56File  = "testdata/report56.jsonl"
+	report57File  = "testdata/report57.jsonl"
+	report58File  = "testdata/report58.jsonl"
+	report59File  = "testdata/report59.jsonl"
+	report60File  = "testdata/report60.jsonl"
+	report61File  = "testdata/report61.jsonl"
+	report62File  = "testdata/report62.jsonl"
+	report63File  = "testdata/report63.jsonl"
+	report64File  = "testdata/report64.jsonl"
+	report65File  = "testdata/report65.jsonl"
+	report66File  = "testdata/report66.jsonl"
+	report67File  = "testdata/report67.jsonl"
+	report68File  = "testdata/report68.jsonl"
+	report69File  = "testdata/report69.jsonl"
+	report70File  = "testdata/report70.jsonl"
+	report71File  = "testdata/report71.jsonl"
+	report72File  = "testdata/report72.jsonl"
+	report73File  = "testdata/report73.jsonl"
+	report74File  = "testdata/report74.jsonl"
+	report75File  = "testdata/report75.jsonl"
+	report76File  = "testdata/report76.jsonl"
+	report77File  = "testdata/report77.jsonl"
+	report78File  = "testdata/report78.jsonl"
+	report79File  = "testdata/report79.jsonl"
+	report80File  = "testdata/report80.jsonl"
+	report81File  = "testdata/report81.jsonl"
+	report82File  = "testdata/report82.jsonl"
+	report83File  = "testdata/report83.jsonl"
+	report84File  = "testdata/report84.jsonl"
+	report85File  = "testdata/report85.jsonl"
+	report86File  = "testdata/report86.jsonl"
+	report87File  = "testdata/report87.jsonl"
+	report88File  = "testdata/report88.jsonl"
+	report89File  = "testdata/report89.jsonl"
+	report90File  = "testdata/report90.jsonl"
+	report91File  = "testdata/report91.jsonl"
+	report92File  = "testdata/report92.jsonl"
+	report93File  = "testdata/report93.jsonl"
+	report94File  = "testdata/report94.jsonl"
+	report95File  = "testdata/report95.jsonl"
+	report96File  = "testdata/report96.jsonl"
+	report97File  = "testdata/report97.jsonl"
+	report105File = "testdata/report105.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -141,105 +142,106 @@ var quarterBrief = map[string]int{"paraphrase": 5, "numeric": 6, "two-paper": 1,
 // (testdata/README.md). They stay out of the stratification check, which is about the two
 // original halves.
 var laterBatches = map[string]map[string]int{
-	tune2File:    {"paraphrase": 10, "numeric": 12, "two-paper": 6, "followup": 5, "near-miss": 8, "off-topic": 3},
-	tune3File:    {"paraphrase": 8, "numeric": 10, "two-paper": 4, "followup": 4, "near-miss": 8, "off-topic": 2},
-	tune4File:    {"paraphrase": 7, "numeric": 9, "two-paper": 4, "followup": 4, "near-miss": 6, "off-topic": 2},
-	report2File:  {"paraphrase": 7, "numeric": 9, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
-	report3File:  {"paraphrase": 6, "numeric": 4, "two-paper": 2, "followup": 3, "near-miss": 12, "off-topic": 3},
-	report4File:  {"paraphrase": 8, "numeric": 10, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
-	report5File:  {"paraphrase": 8, "numeric": 10, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
-	report6File:  {"paraphrase": 8, "numeric": 10, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
-	report7File:  {"paraphrase": 8, "numeric": 10, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
-	report8File:  {"paraphrase": 1, "numeric": 1, "two-paper": 1, "followup": 1, "near-miss": 12, "off-topic": 3},
-	report9File:  {"paraphrase": 1, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 12, "off-topic": 3},
-	report10File: {"paraphrase": 8, "numeric": 10, "two-paper": 2, "followup": 4, "near-miss": 4, "off-topic": 1},
-	report11File: {"paraphrase": 8, "numeric": 10, "two-paper": 2, "followup": 4, "near-miss": 4, "off-topic": 1},
-	report12File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
-	report13File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
-	report14File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
-	report15File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
-	report16File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
-	report17File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
-	report18File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
-	report19File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
-	report20File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
-	report21File: {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
-	report22File: quarterBrief,
-	report23File: quarterBrief,
-	report24File: quarterBrief,
-	report25File: quarterBrief,
-	report26File: quarterBrief,
-	report27File: quarterBrief,
-	report28File: quarterBrief,
-	report29File: quarterBrief,
-	report30File: quarterBrief,
-	report31File: quarterBrief,
-	report32File: quarterBrief,
-	report33File: quarterBrief,
-	report34File: quarterBrief,
-	report35File: quarterBrief,
-	report36File: quarterBrief,
-	report37File: quarterBrief,
-	report38File: quarterBrief,
-	report39File: quarterBrief,
-	report40File: quarterBrief,
-	report41File: {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 1},
-	report42File: quarterBrief,
-	report43File: quarterBrief,
-	report44File: quarterBrief,
-	report45File: quarterBrief,
-	report46File: quarterBrief,
-	report47File: quarterBrief,
-	report48File: quarterBrief,
-	report49File: quarterBrief,
-	report50File: quarterBrief,
-	report51File: quarterBrief,
-	report52File: quarterBrief,
-	report53File: quarterBrief,
-	report54File: quarterBrief,
-	report55File: quarterBrief,
-	report56File: quarterBrief,
-	report57File: quarterBrief,
-	report58File: quarterBrief,
-	report59File: quarterBrief,
-	report60File: quarterBrief,
-	report61File: quarterBrief,
-	report62File: quarterBrief,
-	report63File: quarterBrief,
-	report64File: quarterBrief,
-	report65File: quarterBrief,
-	report66File: quarterBrief,
-	report67File: quarterBrief,
-	report68File: quarterBrief,
-	report69File: quarterBrief,
-	report70File: quarterBrief,
-	report71File: quarterBrief,
-	report72File: quarterBrief,
-	report73File: quarterBrief,
-	report74File: quarterBrief,
-	report75File: quarterBrief,
-	report76File: quarterBrief,
-	report77File: quarterBrief,
-	report78File: quarterBrief,
-	report79File: quarterBrief,
-	report80File: quarterBrief,
-	report81File: quarterBrief,
-	report82File: quarterBrief,
-	report83File: quarterBrief,
-	report84File: quarterBrief,
-	report85File: quarterBrief,
-	report86File: quarterBrief,
-	report87File: quarterBrief,
-	report88File: quarterBrief,
-	report89File: quarterBrief,
-	report90File: quarterBrief,
-	report91File: quarterBrief,
-	report92File: quarterBrief,
-	report93File: quarterBrief,
-	report94File: quarterBrief,
-	report95File: quarterBrief,
-	report96File: quarterBrief,
-	report97File: quarterBrief,
+	tune2File:     {"paraphrase": 10, "numeric": 12, "two-paper": 6, "followup": 5, "near-miss": 8, "off-topic": 3},
+	tune3File:     {"paraphrase": 8, "numeric": 10, "two-paper": 4, "followup": 4, "near-miss": 8, "off-topic": 2},
+	tune4File:     {"paraphrase": 7, "numeric": 9, "two-paper": 4, "followup": 4, "near-miss": 6, "off-topic": 2},
+	report2File:   {"paraphrase": 7, "numeric": 9, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
+	report3File:   {"paraphrase": 6, "numeric": 4, "two-paper": 2, "followup": 3, "near-miss": 12, "off-topic": 3},
+	report4File:   {"paraphrase": 8, "numeric": 10, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
+	report5File:   {"paraphrase": 8, "numeric": 10, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
+	report6File:   {"paraphrase": 8, "numeric": 10, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
+	report7File:   {"paraphrase": 8, "numeric": 10, "two-paper": 3, "followup": 4, "near-miss": 12, "off-topic": 3},
+	report8File:   {"paraphrase": 1, "numeric": 1, "two-paper": 1, "followup": 1, "near-miss": 12, "off-topic": 3},
+	report9File:   {"paraphrase": 1, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 12, "off-topic": 3},
+	report10File:  {"paraphrase": 8, "numeric": 10, "two-paper": 2, "followup": 4, "near-miss": 4, "off-topic": 1},
+	report11File:  {"paraphrase": 8, "numeric": 10, "two-paper": 2, "followup": 4, "near-miss": 4, "off-topic": 1},
+	report12File:  {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
+	report13File:  {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
+	report14File:  {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
+	report15File:  {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
+	report16File:  {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
+	report17File:  {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
+	report18File:  {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
+	report19File:  {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
+	report20File:  {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
+	report21File:  {"paraphrase": 7, "numeric": 8, "two-paper": 2, "followup": 4, "near-miss": 8, "off-topic": 2},
+	report22File:  quarterBrief,
+	report23File:  quarterBrief,
+	report24File:  quarterBrief,
+	report25File:  quarterBrief,
+	report26File:  quarterBrief,
+	report27File:  quarterBrief,
+	report28File:  quarterBrief,
+	report29File:  quarterBrief,
+	report30File:  quarterBrief,
+	report31File:  quarterBrief,
+	report32File:  quarterBrief,
+	report33File:  quarterBrief,
+	report34File:  quarterBrief,
+	report35File:  quarterBrief,
+	report36File:  quarterBrief,
+	report37File:  quarterBrief,
+	report38File:  quarterBrief,
+	report39File:  quarterBrief,
+	report40File:  quarterBrief,
+	report41File:  {"paraphrase": 5, "numeric": 6, "two-paper": 1, "followup": 3, "near-miss": 7, "off-topic": 1},
+	report42File:  quarterBrief,
+	report43File:  quarterBrief,
+	report44File:  quarterBrief,
+	report45File:  quarterBrief,
+	report46File:  quarterBrief,
+	report47File:  quarterBrief,
+	report48File:  quarterBrief,
+	report49File:  quarterBrief,
+	report50File:  quarterBrief,
+	report51File:  quarterBrief,
+	report52File:  quarterBrief,
+	report53File:  quarterBrief,
+	report54File:  quarterBrief,
+	report55File:  quarterBrief,
+	report56File:  quarterBrief,
+	report57File:  quarterBrief,
+	report58File:  quarterBrief,
+	report59File:  quarterBrief,
+	report60File:  quarterBrief,
+	report61File:  quarterBrief,
+	report62File:  quarterBrief,
+	report63File:  quarterBrief,
+	report64File:  quarterBrief,
+	report65File:  quarterBrief,
+	report66File:  quarterBrief,
+	report67File:  quarterBrief,
+	report68File:  quarterBrief,
+	report69File:  quarterBrief,
+	report70File:  quarterBrief,
+	report71File:  quarterBrief,
+	report72File:  quarterBrief,
+	report73File:  quarterBrief,
+	report74File:  quarterBrief,
+	report75File:  quarterBrief,
+	report76File:  quarterBrief,
+	report77File:  quarterBrief,
+	report78File:  quarterBrief,
+	report79File:  quarterBrief,
+	report80File:  quarterBrief,
+	report81File:  quarterBrief,
+	report82File:  quarterBrief,
+	report83File:  quarterBrief,
+	report84File:  quarterBrief,
+	report85File:  quarterBrief,
+	report86File:  quarterBrief,
+	report87File:  quarterBrief,
+	report88File:  quarterBrief,
+	report89File:  quarterBrief,
+	report90File:  quarterBrief,
+	report91File:  quarterBrief,
+	report92File:  quarterBrief,
+	report93File:  quarterBrief,
+	report94File:  quarterBrief,
+	report95File:  quarterBrief,
+	report96File:  quarterBrief,
+	report97File:  quarterBrief,
+	report105File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

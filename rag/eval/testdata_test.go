@@ -135,6 +135,10 @@ const (
 	report99File  = "testdata/report99.jsonl"
 	report100File = "testdata/report100.jsonl"
 	report101File = "testdata/report101.jsonl"
+	report102File = "testdata/report102.jsonl"
+	report103File = "testdata/report103.jsonl"
+	report104File = "testdata/report104.jsonl"
+	report105File = "testdata/report105.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -248,6 +252,10 @@ var laterBatches = map[string]map[string]int{
 	report99File:  quarterBrief,
 	report100File: quarterBrief,
 	report101File: quarterBrief,
+	report102File: quarterBrief,
+	report103File: quarterBrief,
+	report104File: quarterBrief,
+	report105File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

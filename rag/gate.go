@@ -1609,12 +1609,8 @@ func (p *Pipeline) docPassages(ctx context.Context, query string, limit int, mat
 			ids = append(ids, c.DocID)
 		}
 	}
-	if len(ids) == 0 {
-		return nil
-	}
-	hits, err := p.cfg.Searcher.Search(ctx, SearchRequest{Sparse: &v, Limit: limit, Filter: Filter{DocIDs: ids}})
-	if err != nil {
-		p.log.Warn("evidence gate: search the kept documents", "query", query, "err", err)
+	hits, ok := p.searchDocs(ctx, v, limit, ids)
+	if !ok {
 		return nil
 	}
 	n := map[string]int{}
@@ -1624,6 +1620,20 @@ func (p *Pipeline) docPassages(ctx context.Context, query string, limit int, mat
 		}
 	}
 	return n
+}
+
+// searchDocs is a BM25 search within the documents ids, deeper than retrieval's
+// candidates; ok is false when it could not look (no documents, or the search failed).
+func (p *Pipeline) searchDocs(ctx context.Context, v SparseVector, limit int, ids []string) (hits []Hit, ok bool) {
+	if len(ids) == 0 {
+		return nil, false
+	}
+	hits, err := p.cfg.Searcher.Search(ctx, SearchRequest{Sparse: &v, Limit: limit, Filter: Filter{DocIDs: ids}})
+	if err != nil {
+		p.log.Warn("search the kept documents", "err", err)
+		return nil, false
+	}
+	return hits, true
 }
 
 // explainApart says which names the passages hold only separately.

@@ -423,11 +423,7 @@ func (p *Pipeline) deeperHolder(ctx context.Context, query string, it keyItem, d
 	if len(v.Indices) == 0 {
 		return Scored{}, false
 	}
-	hits, err := p.cfg.Searcher.Search(ctx, SearchRequest{Sparse: &v, Limit: attributeHits, Filter: Filter{DocIDs: docs}})
-	if err != nil {
-		p.log.Warn("missing names: search the kept papers", "item", it.text, "err", err)
-		return Scored{}, false
-	}
+	hits, _ := p.searchDocs(ctx, v, attributeHits, docs)
 	for _, h := range hits {
 		if !have[h.Chunk.ID] && slices.Contains(docs, h.Chunk.DocID) && newEvidenceIndex(withoutReferences(h.Chunk.Text)).covers(it) {
 			return Scored{Hit: h}, true

@@ -356,7 +356,7 @@ func (p *Pipeline) withNamedPapers(ctx context.Context, named []string, query st
 // for its 24-layer model?", no candidate of the GPT-2 paper named "24". On the spent sets
 // this answered 3 false refusals and no near miss. A question about one paper does not
 // look deeper: there a passage naming the thing in passing (InstructGPT's "GAE", asked for
-// its GAE lambda) answered 5 near misses for 2 false refusals.
+// its GAE lambda) answered 5 near misses, and only 1 more false refusal.
 func (p *Pipeline) withMissingFound(ctx context.Context, question, query string, hits []Scored, missing []string, comparing bool) ([]Scored, bool) {
 	var docs []string
 	have := map[string]bool{}

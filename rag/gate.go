@@ -1594,13 +1594,6 @@ func (p *Pipeline) docsUsing(ctx context.Context, it keyItem, kept []Chunk, enc 
 // there is nothing to search with or the search fails: the caller cannot tell absence
 // from failure then, and must not refuse on it.
 func (p *Pipeline) docPassages(ctx context.Context, query string, limit int, match func(text string) bool, kept []Chunk, enc SparseEncoder) map[string]int {
-	if enc == nil {
-		return nil
-	}
-	v := enc.EncodeQuery(query)
-	if len(v.Indices) == 0 {
-		return nil
-	}
 	var ids []string
 	seen := map[string]bool{}
 	for _, c := range kept {
@@ -1609,7 +1602,7 @@ func (p *Pipeline) docPassages(ctx context.Context, query string, limit int, mat
 			ids = append(ids, c.DocID)
 		}
 	}
-	hits, ok := p.searchDocs(ctx, v, limit, ids)
+	hits, ok := p.searchDocs(ctx, enc, query, limit, ids)
 	if !ok {
 		return nil
 	}
@@ -1622,10 +1615,15 @@ func (p *Pipeline) docPassages(ctx context.Context, query string, limit int, mat
 	return n
 }
 
-// searchDocs is a BM25 search within the documents ids, deeper than retrieval's
-// candidates; ok is false when it could not look (no documents, or the search failed).
-func (p *Pipeline) searchDocs(ctx context.Context, v SparseVector, limit int, ids []string) (hits []Hit, ok bool) {
-	if len(ids) == 0 {
+// searchDocs is a BM25 search for query within the documents ids, deeper than
+// retrieval's candidates; ok is false when it could not look (no encoder, a query with no
+// indexed term, no documents, or the search failed).
+func (p *Pipeline) searchDocs(ctx context.Context, enc SparseEncoder, query string, limit int, ids []string) (hits []Hit, ok bool) {
+	if enc == nil || len(ids) == 0 {
+		return nil, false
+	}
+	v := enc.EncodeQuery(query)
+	if len(v.Indices) == 0 {
 		return nil, false
 	}
 	hits, err := p.cfg.Searcher.Search(ctx, SearchRequest{Sparse: &v, Limit: limit, Filter: Filter{DocIDs: ids}})

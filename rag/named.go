@@ -419,11 +419,7 @@ func (p *Pipeline) deeperHolder(ctx context.Context, query string, it keyItem, d
 	if err != nil {
 		return Scored{}, false
 	}
-	v := enc.EncodeQuery(it.searchText() + " " + query)
-	if len(v.Indices) == 0 {
-		return Scored{}, false
-	}
-	hits, _ := p.searchDocs(ctx, v, attributeHits, docs)
+	hits, _ := p.searchDocs(ctx, enc, it.searchText()+" "+query, attributeHits, docs)
 	for _, h := range hits {
 		if !have[h.Chunk.ID] && slices.Contains(docs, h.Chunk.DocID) && newEvidenceIndex(withoutReferences(h.Chunk.Text)).covers(it) {
 			return Scored{Hit: h}, true

@@ -140,6 +140,7 @@ const (
 	report104File = "testdata/report104.jsonl"
 	report105File = "testdata/report105.jsonl"
 	report106File = "testdata/report106.jsonl"
+	report107File = "testdata/report107.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -258,6 +259,7 @@ var laterBatches = map[string]map[string]int{
 	report104File: quarterBrief,
 	report105File: quarterBrief,
 	report106File: quarterBrief,
+	report107File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

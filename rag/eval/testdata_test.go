@@ -141,6 +141,7 @@ const (
 	report105File = "testdata/report105.jsonl"
 	report106File = "testdata/report106.jsonl"
 	report107File = "testdata/report107.jsonl"
+	report108File = "testdata/report108.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -260,6 +261,7 @@ var laterBatches = map[string]map[string]int{
 	report105File: quarterBrief,
 	report106File: quarterBrief,
 	report107File: quarterBrief,
+	report108File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -142,6 +142,7 @@ const (
 	report106File = "testdata/report106.jsonl"
 	report107File = "testdata/report107.jsonl"
 	report108File = "testdata/report108.jsonl"
+	report109File = "testdata/report109.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -262,6 +263,7 @@ var laterBatches = map[string]map[string]int{
 	report106File: quarterBrief,
 	report107File: quarterBrief,
 	report108File: quarterBrief,
+	report109File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

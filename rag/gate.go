@@ -913,6 +913,12 @@ func (ix *evidenceIndex) atItem(it keyItem) []int {
 				return pos
 			}
 		}
+		// "ROUGE-1" is the "R-1" of a results table's header (GPT-2's summarization table).
+		if m := rougeKey.FindStringSubmatch(it.key); m != nil {
+			if pos := ix.grams["r"+m[1]]; len(pos) > 0 {
+				return pos
+			}
+		}
 		// "Euclidean" is the HNSW paper's "Euclid spaces": a name's adjective is found by
 		// the name.
 		for _, k := range nameOfAdjective(it) {
@@ -944,6 +950,9 @@ func (ix *evidenceIndex) atItem(it keyItem) []int {
 	}
 	return ix.stems[ts[0]]
 }
+
+// rougeKey is the key of a ROUGE variant: "ROUGE-1", "ROUGE-L", "ROUGE-AVG".
+var rougeKey = regexp.MustCompile(`^rouge(\d|l|avg)$`)
 
 // rankKey is the key of a rank a question names as one word: "rank-8", "rank-64".
 var rankKey = regexp.MustCompile(`^rank(\d+)$`)

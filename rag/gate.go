@@ -683,7 +683,10 @@ type evidenceIndex struct {
 	// plain marks the places of words written in lower case or with one capital
 	// ("drop", "Drop"), which do not spell a capitals-only name ("DROP").
 	plain map[int]bool
-	n     int // words indexed, plus a gap between texts
+	// clipped holds a name whose last word a table clips with a full stop ("RAG-Seq."),
+	// squeezed, at the place of its first word: "ragseq".
+	clipped map[string][]int
+	n       int // words indexed, plus a gap between texts
 }
 
 // maxGram is the longest run of words a hard item is compared with ("Hierarchical
@@ -691,7 +694,7 @@ type evidenceIndex struct {
 const maxGram = 6
 
 func newEvidenceIndex(texts ...string) *evidenceIndex {
-	ix := &evidenceIndex{grams: map[string][]int{}, acros: map[string][]int{}, stems: map[string][]int{}, plain: map[int]bool{}}
+	ix := &evidenceIndex{grams: map[string][]int{}, acros: map[string][]int{}, stems: map[string][]int{}, plain: map[int]bool{}, clipped: map[string][]int{}}
 	for _, text := range texts {
 		ix.add(text)
 	}
@@ -699,7 +702,7 @@ func newEvidenceIndex(texts ...string) *evidenceIndex {
 }
 
 func (ix *evidenceIndex) add(text string) {
-	orig, brk, plain := segWordsCase(text)
+	orig, brk, plain, clip := segWordsStops(text)
 	base := ix.n
 	ws := make([]string, len(orig))
 	for i, w := range orig {
@@ -741,6 +744,9 @@ func (ix *evidenceIndex) add(text string) {
 				ix.acros[a] = append(ix.acros[a], base+i)
 			}
 		}
+		if i > 0 && clip[i] && !brk[i] && isLetters(w) && !stopwords[orig[i-1]] {
+			ix.clipped[orig[i-1]+w] = append(ix.clipped[orig[i-1]+w], base+i-1)
+		}
 		if !stopwords[w] && utf8.RuneCountInString(w) >= 2 {
 			st := stemOf(w)
 			ix.stems[st] = append(ix.stems[st], base+i)
@@ -763,7 +769,16 @@ func segWords(text string) (ws []string, brk []bool) {
 // segWordsCase is segWords that also reports, per word, whether it is plain: written in
 // lower case or with one capital.
 func segWordsCase(text string) (ws []string, brk, plain []bool) {
+	ws, brk, plain, _ = segWordsStops(text)
+	return ws, brk, plain
+}
+
+// segWordsStops is segWordsCase that also reports, per word, whether it is capitalised
+// and a full stop ends it, as a table clips a name ("Seq." in "RAG-Seq. 14.7"); a word
+// ending a sentence is mostly in lower case.
+func segWordsStops(text string) (ws []string, brk, plain, clip []bool) {
 	var cur strings.Builder
+	upper := false // the current word begins with a capital
 	pending := false
 	caps := 0 // capitals in the current word
 	orig := []rune(text)
@@ -775,6 +790,7 @@ func segWordsCase(text string) (ws []string, brk, plain []bool) {
 		ws = append(ws, cur.String())
 		brk = append(brk, pending)
 		plain = append(plain, caps <= 1)
+		clip = append(clip, false)
 		cur.Reset()
 		pending, caps = false, 0
 	}
@@ -782,6 +798,7 @@ func segWordsCase(text string) (ws []string, brk, plain []bool) {
 		r := rs[i]
 		if unicode.IsUpper(orig[i]) {
 			caps++
+			upper = upper || cur.Len() == 0
 		}
 		// A possessive is dropped as the question's tokenizer drops it: the question's
 		// "Children's Book Test" is the paper's "Children’s Book Test".
@@ -814,20 +831,23 @@ func segWordsCase(text string) (ws []string, brk, plain []bool) {
 		if r == ';' && i > 0 && i+1 < len(rs) && unicode.IsLetter(rs[i-1]) && unicode.IsLetter(rs[i+1]) {
 			continue
 		}
+		fullStop := r == '.' && (i+1 == len(rs) || unicode.IsSpace(rs[i+1]))
 		if cur.Len() > 0 {
 			flush()
+			clip[len(clip)-1] = fullStop && upper
 		}
+		upper = false
 		switch {
 		case strings.ContainsRune(",;:!?()[]{}\"“”", r):
 			pending = true
-		case r == '.' && (i+1 == len(rs) || unicode.IsSpace(rs[i+1])):
+		case fullStop:
 			pending = true
 		}
 	}
 	if cur.Len() > 0 {
 		flush()
 	}
-	return ws, brk, plain
+	return ws, brk, plain, clip
 }
 
 // figureUnit is a figure written with its unit: "76gb", "12ms", "8gpus".
@@ -913,6 +933,11 @@ func (ix *evidenceIndex) atItem(it keyItem) []int {
 				return pos
 			}
 		}
+		// "RAG-Sequence" is the "RAG-Seq." of a results table, which clips a long last word
+		// with a full stop.
+		if pos := ix.clippedName(it.text); len(pos) > 0 {
+			return pos
+		}
 		// "ROUGE-1" is the "R-1" of a results table's header (GPT-2's summarization table).
 		if m := rougeKey.FindStringSubmatch(it.key); m != nil {
 			if pos := ix.grams["r"+m[1]]; len(pos) > 0 {
@@ -949,6 +974,28 @@ func (ix *evidenceIndex) atItem(it keyItem) []int {
 		return nil
 	}
 	return ix.stems[ts[0]]
+}
+
+// clippedName returns where a table writes the two-word name with its last word clipped
+// to three letters or more and a full stop: "RAG-Seq." for "RAG-Sequence". A last word of
+// under five letters is too short to clip.
+func (ix *evidenceIndex) clippedName(name string) []int {
+	ws, _ := segWords(name)
+	if len(ws) != 2 || !isLetters(ws[1]) || utf8.RuneCountInString(ws[1]) < 5 {
+		return nil
+	}
+	last := []rune(ws[1])
+	var out []int
+	for n := 3; n < len(last); n++ {
+		out = append(out, ix.clipped[ws[0]+string(last[:n])]...)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// isLetters reports a word of letters only.
+func isLetters(w string) bool {
+	return w != "" && !strings.ContainsFunc(w, func(r rune) bool { return !unicode.IsLetter(r) })
 }
 
 // rougeKey is the key of a ROUGE variant: "ROUGE-1", "ROUGE-L", "ROUGE-AVG".

@@ -342,6 +342,12 @@ func TestEvidenceIndexSpellings(t *testing.T) {
 	checkCovers(t, newEvidenceIndex("R-1 R-2 R-L R-AVG Bottom-Up Sum 41.22 18.68 38.34 32.75"), []coverCase{
 		{"ROUGE-1", true}, {"ROUGE-2", true}, {"ROUGE-L", true}, {"ROUGE-AVG", true}, {"ROUGE-3", false}, {"ROUGE-Lsum", false},
 	})
+	// A table clips a long last word: RAG's "RAG-Seq." and "RAG-Tok.". A sentence ending
+	// in a lower-case word is no clipped name, nor is a name clipped below three letters.
+	checkCovers(t, newEvidenceIndex("Model NQ TQA RAG-Tok. 44.1 55.2 RAG-Seq. 44.5 56.8; REALM Sq. 40.4, trained with BERT base."), []coverCase{
+		{"RAG-Sequence", true}, {"RAG-Token", true}, {"REALM-Square", false},
+		{"BERT-Baseline", false}, {"RAG-Seq", true}, {"RAG-Segment", false}, {"RAG-Tok", true},
+	})
 	// A name's adjective is the name: HNSW compares algorithms "in Euclid spaces". A short
 	// root is no name ("Indian" is not "Ind").
 	checkCovers(t, newEvidenceIndex("Comparison in Euclid spaces with a Gauss kernel, a Laplace prior and the Ind set."), []coverCase{

@@ -91,6 +91,11 @@ func TestGateUnstatedAttribute(t *testing.T) {
 		{"heads a paper gives", "How many heads does the Transformer's attention use?", []Chunk{attrHeads}, nil, ""},
 		{"a classifier's heads are no attention heads", "How does GPT-2 know the task without task-specific heads?", []Chunk{attrGPT2}, nil, ""},
 		{"a setting asked beside a name with a digit", "Which batch size did T5 use?", []Chunk{attrT5}, []string{"batch size"}, "batch size"},
+		// "How many" asks for a count of what it names, which a paper that counts it names.
+		{"a count of what the paper never names", "How many different subreddits did GPT-2's web scrape draw on?", []Chunk{attrGPT2}, []string{"subreddits"}, "subreddits"},
+		{"a count of what the paper names", "How many documents did the DSI models index?", []Chunk{attrDSIb}, nil, ""},
+		{"a count the paper gives", "How many layers does the largest GPT-2 have?", []Chunk{attrGPT2}, nil, ""},
+		{"a count given in words", "How many parallel attention layers does the Transformer run?", []Chunk{attrHeads}, nil, ""},
 	})
 }
 

@@ -724,6 +724,13 @@ func (ix *evidenceIndex) add(text string) {
 		if m := figureUnit.FindStringSubmatch(w); m != nil {
 			ix.grams[m[1]] = append(ix.grams[m[1]], base+i)
 		}
+		// A table's subscript size joins the model's name when the PDF is read:
+		// "DeBERTaXXL", "RoBERTalarge", "BERTBASE" state the "DeBERTa" and "XXL" of a
+		// question. Only a name with two or more capitals: "Database" is no sized model.
+		if m := gluedSize.FindStringSubmatch(w); m != nil && !plain[i] {
+			ix.grams[m[1]] = append(ix.grams[m[1]], base+i)
+			ix.grams[m[2]] = append(ix.grams[m[2]], base+i)
+		}
 		// "SQuAD v1.1" states the "SQuAD 1.1" of a question; a "V100" GPU is no version.
 		if len(w) > 1 && len(w) <= 3 && w[0] == 'v' && isNumber(w[1:]) {
 			ix.grams[w] = append(ix.grams[w], base+i)
@@ -849,6 +856,9 @@ func segWordsStops(text string) (ws []string, brk, plain, clip []bool) {
 	}
 	return ws, brk, plain, clip
 }
+
+// gluedSize is a model's name with its size joined to it: "debertaxxl", "robertalarge".
+var gluedSize = regexp.MustCompile(`^([a-z][a-z0-9]{2,}?)(xxl|xl|large|base|small)$`)
 
 // figureUnit is a figure written with its unit: "76gb", "12ms", "8gpus".
 var figureUnit = regexp.MustCompile(`^\d+(?:\.\d+)?([a-z]{2,4})$`)

@@ -338,6 +338,10 @@ func TestEvidenceIndexSpellings(t *testing.T) {
 	checkCovers(t, newEvidenceIndex("Weight Type r=1 r=2 r = 8 and r = 64; it corresponds to r = 8."), []coverCase{
 		{"rank-8", true}, {"rank-64", true}, {"rank-2", true}, {"rank-16", false}, {"8", true},
 	})
+	// A PDF's subscript size joins the model's name: LoRA's "DeBERTaXXL" and "RoBERTalarge".
+	checkCovers(t, newEvidenceIndex("Table 2: RoBERTabase, RoBERTalarge, and DeBERTaXXL on GLUE; DeBXXL (LoRA) 4.7M. A Database of base models."), []coverCase{
+		{"XXL", true}, {"DeBERTa", true}, {"DeBERTa XXL", true}, {"RoBERTa", true}, {"RoBERTa-large", true}, {"large", true}, {"Data", false},
+	})
 	// A results table heads its ROUGE columns "R-1", "R-2", "R-L".
 	checkCovers(t, newEvidenceIndex("R-1 R-2 R-L R-AVG Bottom-Up Sum 41.22 18.68 38.34 32.75"), []coverCase{
 		{"ROUGE-1", true}, {"ROUGE-2", true}, {"ROUGE-L", true}, {"ROUGE-AVG", true}, {"ROUGE-3", false}, {"ROUGE-Lsum", false},

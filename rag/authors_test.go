@@ -47,6 +47,10 @@ func TestGateAuthorPaper(t *testing.T) {
 		{"two words of a title", "What weight decay does attention need?", kept, nil, ""},
 		{"a title's words without its capitals", "Attention is all you need to set the weight decay?", kept, nil, ""},
 		{"three words of a title in lower case", "what weight decay: attention is all?", kept, nil, ""},
+		// Naming a kept paper's authors puts the question on it: words the papers never use
+		// are the asker's. Without the authors, nothing of the question is the papers'.
+		{"words the papers never use, beside a kept paper's authors", "What do Vaswani et al. point to that makes constituency parsing awkward?", kept, nil, ""},
+		{"the same words alone", "What makes constituency parsing awkward?", kept, []string{"constituency", "parsing", "awkward"}, "constituency"},
 		{"the question's names single out one of the authors' papers", "What weight decay did Dai et al. use for the Transformer-XL?", []Chunk{authXL, authBERT}, []string{"weight decay"}, "weight decay"},
 	})
 	runGateCases(t, gateDocsPipeline(t, corpus, nil), corpus, []gateCase{

@@ -1346,8 +1346,11 @@ func (p *Pipeline) gateIn(ctx context.Context, question string, kept, candidates
 	}
 	// A question naming what the papers hold ("Does DrQA lean on the links between
 	// Wikipedia pages?") is on them: a word they never use is the asker's ("lean", "dig
-	// up"), not a subject they lack. Off-topic questions name nothing the papers hold.
-	if !rareMissing || inThread || slices.ContainsFunc(hard, func(it keyItem) bool { return !isNumber(it.text) }) {
+	// up"), not a subject they lack. So is one naming the authors of a kept paper ("What
+	// do Vaswani et al. point to that makes parsing awkward?"). Off-topic questions name
+	// nothing the papers hold.
+	byAuthors := slices.ContainsFunc(kept, func(c Chunk) bool { return slices.Contains(authors, c.DocID) })
+	if !rareMissing || inThread || byAuthors || slices.ContainsFunc(hard, func(it keyItem) bool { return !isNumber(it.text) }) {
 		return res
 	}
 	for _, it := range miss {

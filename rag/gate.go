@@ -1508,6 +1508,26 @@ func (p *Pipeline) hardCoverage(ctx context.Context, hard []keyItem, owners []st
 	for j := range hard {
 		comparing = comparing || (best[j] && named[bestAt][j])
 	}
+	// When the question names the best passage's paper and another, a passage of the
+	// other holding the item answers for it: "… and what SST-2 accuracy does DeBERTa XXL
+	// get with LoRA?" is answered by LoRA's passage on DeBERTa XXL beside InstructGPT's
+	// table. A paper the question does not name does not: another paper's BoolQ does not
+	// answer for InstructGPT's, nor T5's CNN/Daily Mail scores for LoRA's.
+	namesPaper := func(i int) int {
+		for k, it := range hard {
+			if named[i][k] && !isNumber(it.text) && !sizeCount.MatchString(it.text) {
+				return k
+			}
+		}
+		return -1
+	}
+	ownPassage := func(i, j int) bool {
+		if kept[i].DocID == kept[bestAt].DocID || !chunkIx[i].covers(hard[j]) || namesPaper(bestAt) < 0 {
+			return false
+		}
+		k := namesPaper(i)
+		return k >= 0 && k != j
+	}
 	if bestN < len(hard) {
 		for j, it := range hard {
 			if best[j] {
@@ -1526,7 +1546,7 @@ func (p *Pipeline) hardCoverage(ctx context.Context, hard []keyItem, owners []st
 			// GSM8K passage.
 			titled := false
 			for i := range kept {
-				titled = titled || lent[i][j] || (named[i][j] && (comparing || holdsOther(hard, j, chunkIx[i])))
+				titled = titled || lent[i][j] || (named[i][j] && (comparing || holdsOther(hard, j, chunkIx[i]))) || ownPassage(i, j)
 			}
 			if !titled {
 				apart = append(apart, it)

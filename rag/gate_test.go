@@ -737,3 +737,26 @@ func TestEvidenceIndexSizeInWords(t *testing.T) {
 		}
 	}
 }
+
+// TestGateTwoPapersOwnPassages: a question on two papers is answered by a passage of each,
+// holding its part, when the question names the paper of the second; a passage of a paper
+// the question does not name does not answer for the first paper's part.
+func TestGateTwoPapersOwnPassages(t *testing.T) {
+	igpt := Chunk{ID: "igpt", DocID: "igpt", Title: "Training language models to follow instructions with human feedback",
+		Text: "Table 14: zero-shot results of InstructGPT PPO-ptx 175B: SST accuracy 90.6, RTE 61.4."}
+	lora := Chunk{ID: "lora", DocID: "lora", Title: "LoRA: Low-Rank Adaptation of Large Language Models",
+		Text: "We evaluate if LoRA can still match a fully fine-tuned DeBERTa XXL (1.5B) on GLUE."}
+	llama := Chunk{ID: "llama", DocID: "llama", Title: "LLaMA: Open and Efficient Foundation Language Models",
+		Text: "Zero-shot results: LLaMA-65B reaches 85.3 on BoolQ, beside Chinchilla and PaLM."}
+	intro := Chunk{ID: "igpt0", DocID: "igpt", Title: igpt.Title, Text: "We call the resulting models InstructGPT."}
+	t5 := Chunk{ID: "t5", DocID: "t5", Title: "Exploring the Limits of Transfer Learning with a Unified Text-to-Text Transformer",
+		Text: "On CNN/Daily Mail the model reaches 21.55 ROUGE-2 and 40.69 ROUGE-L."}
+	lora175 := Chunk{ID: "lora175", DocID: "lora", Title: lora.Title, Text: "LoRA adapts GPT-3 175B with 4.7M trainable parameters."}
+	corpus := []Chunk{igpt, intro, lora, lora175, llama, t5, gateFill}
+	runGateCases(t, gatePipeline(t, corpus), corpus, []gateCase{
+		{"each paper's passage holds its part", "How accurate is InstructGPT PPO-ptx on SST zero-shot, and what does DeBERTa XXL get on GLUE with LoRA?", []Chunk{igpt, lora}, nil, ""},
+		{"another paper's passage", "What zero-shot accuracy does InstructGPT PPO-ptx get on BoolQ?", []Chunk{igpt, llama}, []string{"BoolQ"}, "BoolQ"},
+		// The passage holding most is T5's, which the question does not name.
+		{"the best passage's paper unnamed", "What ROUGE-2 and ROUGE-L does LoRA get with GPT-3 175B on CNN/Daily Mail?", []Chunk{t5, lora175}, []string{"GPT-3", "175B"}, "GPT-3"},
+	})
+}

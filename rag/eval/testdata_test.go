@@ -143,6 +143,7 @@ const (
 	report107File = "testdata/report107.jsonl"
 	report108File = "testdata/report108.jsonl"
 	report109File = "testdata/report109.jsonl"
+	report110File = "testdata/report110.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -264,6 +265,7 @@ var laterBatches = map[string]map[string]int{
 	report107File: quarterBrief,
 	report108File: quarterBrief,
 	report109File: quarterBrief,
+	report110File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

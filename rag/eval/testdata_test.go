@@ -144,6 +144,7 @@ const (
 	report108File = "testdata/report108.jsonl"
 	report109File = "testdata/report109.jsonl"
 	report110File = "testdata/report110.jsonl"
+	report111File = "testdata/report111.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -266,6 +267,7 @@ var laterBatches = map[string]map[string]int{
 	report108File: quarterBrief,
 	report109File: quarterBrief,
 	report110File: quarterBrief,
+	report111File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -145,6 +145,7 @@ const (
 	report109File = "testdata/report109.jsonl"
 	report110File = "testdata/report110.jsonl"
 	report111File = "testdata/report111.jsonl"
+	report112File = "testdata/report112.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -268,6 +269,7 @@ var laterBatches = map[string]map[string]int{
 	report109File: quarterBrief,
 	report110File: quarterBrief,
 	report111File: quarterBrief,
+	report112File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -139,6 +139,7 @@ const (
 	report103File = "testdata/report103.jsonl"
 	report104File = "testdata/report104.jsonl"
 	report105File = "testdata/report105.jsonl"
+	report113File = "testdata/report113.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -256,6 +257,7 @@ var laterBatches = map[string]map[string]int{
 	report103File: quarterBrief,
 	report104File: quarterBrief,
 	report105File: quarterBrief,
+	report113File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

@@ -146,6 +146,7 @@ const (
 	report110File = "testdata/report110.jsonl"
 	report111File = "testdata/report111.jsonl"
 	report112File = "testdata/report112.jsonl"
+	report113File = "testdata/report113.jsonl"
 )
 
 // quarterBrief is the category counts of the brief for a set over a quarter of the papers,
@@ -270,6 +271,7 @@ var laterBatches = map[string]map[string]int{
 	report110File: quarterBrief,
 	report111File: quarterBrief,
 	report112File: quarterBrief,
+	report113File: quarterBrief,
 }
 
 // loadHalves loads every file of the development set, keyed by path.

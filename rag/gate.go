@@ -727,9 +727,11 @@ func (ix *evidenceIndex) add(text string) {
 		// A table's subscript size joins the model's name when the PDF is read:
 		// "DeBERTaXXL", "RoBERTalarge", "BERTBASE" state the "DeBERTa" and "XXL" of a
 		// question. Only a name with two or more capitals: "Database" is no sized model.
-		if m := gluedSize.FindStringSubmatch(w); m != nil && !plain[i] {
-			ix.grams[m[1]] = append(ix.grams[m[1]], base+i)
-			ix.grams[m[2]] = append(ix.grams[m[2]], base+i)
+		if !plain[i] {
+			if m := gluedSize.FindStringSubmatch(w); m != nil {
+				ix.grams[m[1]] = append(ix.grams[m[1]], base+i)
+				ix.grams[m[2]] = append(ix.grams[m[2]], base+i)
+			}
 		}
 		// "SQuAD v1.1" states the "SQuAD 1.1" of a question; a "V100" GPU is no version.
 		if len(w) > 1 && len(w) <= 3 && w[0] == 'v' && isNumber(w[1:]) {
